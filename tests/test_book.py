@@ -1,0 +1,54 @@
+"""The book's structure: _quarto.yml lists every notebook in reading order, the README carries CI's command."""
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _quarto_chapters():
+    text = (ROOT / "_quarto.yml").read_text()
+    return re.findall(r"^\s*-\s+(nbs/\S+\.ipynb)\s*$", text, flags=re.M)
+
+
+def test_every_listed_chapter_exists():
+    chapters = _quarto_chapters()
+    assert chapters, "_quarto.yml lists no chapter"
+    missing = [c for c in chapters if not (ROOT / c).exists()]
+    assert not missing, f"_quarto.yml lists chapters that do not exist: {missing}"
+
+
+def test_every_notebook_is_listed_once_in_reading_order():
+    chapters = _quarto_chapters()
+    notebooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "nbs").glob("*.ipynb"))
+    assert sorted(chapters) == notebooks, f"not listed: {set(notebooks) - set(chapters)}"
+    assert len(chapters) == len(set(chapters)), "a chapter is listed twice"
+    numbered = [c for c in chapters if re.match(r"nbs/\d\d_", c)]
+    assert numbered == sorted(numbered), "chapters must be listed in notebook-number (reading) order"
+    assert chapters[0] == "nbs/index.ipynb"
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- test-command -->\s*```bash\s*\n(.+)\n```", readme)
+    assert m, "README.md must give the test command right after <!-- test-command -->"
+    cmd = m.group(1).strip()
+    assert "nbdev_test" in cmd and "pytest" in cmd
+    out = subprocess.run(["awk", '/<!-- test-command -->/{found=1; next} found && /^[^`]/{print; exit}',
+                          str(ROOT / "README.md")], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == cmd, "the command .ci/run extracts differs from the README's"
+    assert "test-command" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_each_notebook_exports_one_module():
+    import json
+    seen = {}
+    for nb in sorted((ROOT / "nbs").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        exps = [ln.split()[-1] for c in cells if c["cell_type"] == "code"
+                for ln in "".join(c["source"]).splitlines() if ln.startswith("#| default_exp")]
+        assert len(exps) <= 1, f"{nb.name} declares several modules: {exps}"
+        if exps:
+            assert exps[0] not in seen, f"{nb.name} and {seen.get(exps[0])} export the same module"
+            seen[exps[0]] = nb.name
+            assert (ROOT / "mklbook" / f"{exps[0]}.py").exists(), f"mklbook/{exps[0]}.py missing: run nbdev_export"

@@ -1,0 +1,109 @@
+"""Property tests for mklbook.kernels: centering, the centered Gram identity and the kernel bank."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
+
+from mklbook.kernels import (Gaussian, KernelBank, Linear, Polynomial, Precomputed, RankOne, Sigmoid, center,
+                             center_test, centered_gram, check_stack, gaussian_bank)
+
+
+def _stack(seed, m, p, symmetric=True):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, 3))
+    kerns = [Gaussian(g) for g in rng.uniform(0.05, 3.0, size=p)]
+    Ks = np.stack([k(X) for k in kerns])
+    if not symmetric:
+        Ks = Ks + rng.standard_normal(Ks.shape)
+    return Ks
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(2, 40), p=st.integers(1, 5), symmetric=st.booleans())
+def test_centered_gram_matches_explicit(seed, m, p, symmetric):
+    Ks = _stack(seed, m, p, symmetric)
+    H = np.eye(m) - 1.0 / m
+    Kc = np.stack([H @ K @ H for K in Ks])
+    ref = np.einsum("kij,lij->kl", Kc, Kc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # m = 2 can give constant kernels
+        M = centered_gram(Ks)
+    np.testing.assert_allclose(M, ref, rtol=1e-8, atol=1e-10 * max(1.0, np.abs(ref).max()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), m=st.integers(2, 30))
+def test_center_is_idempotent_projection(seed, m):
+    Ks = _stack(seed, m, 2)
+    Kc = center(Ks)
+    np.testing.assert_allclose(center(Kc), Kc, atol=1e-12)
+    np.testing.assert_allclose(Kc.sum(axis=2), 0, atol=1e-10)
+    assert all(np.linalg.eigvalsh(K).min() > -1e-10 for K in Kc)
+
+
+def test_centered_gram_blocks_cover_every_row():
+    # m not a multiple of the block size, p large enough to force small blocks
+    Ks = _stack(0, 101, 3)
+    from mklbook import kernels
+    M = centered_gram(Ks)
+    Kc = center(Ks)
+    np.testing.assert_allclose(M, np.einsum("kij,lij->kl", Kc, Kc), rtol=1e-10)
+    assert kernels._block_rows(3, 101, target_bytes=8 * 3 * 101 * 7) == 7
+
+
+def test_center_test_uses_training_mean():
+    rng = np.random.default_rng(0)
+    Xtr, Xte = rng.standard_normal((20, 3)), rng.standard_normal((6, 3))
+    mu = Xtr.mean(0)
+    got = center_test(Linear()(Xte, Xtr), Linear()(Xtr))
+    np.testing.assert_allclose(got, (Xte - mu) @ (Xtr - mu).T, atol=1e-12)
+
+
+@pytest.mark.parametrize("normalize", [None, "trace", "diagonal", "frobenius"])
+@pytest.mark.parametrize("centering", [False, True])
+def test_bank_train_row_equals_test_row(normalize, centering):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((25, 4))
+    bank = KernelBank([Gaussian(0.3), Polynomial(3), Linear(), RankOne(2), Sigmoid(0.1, 0.0)],
+                      normalize=normalize, center=centering)
+    Ktr = bank.fit_transform(X)
+    np.testing.assert_allclose(bank.transform(X), Ktr, atol=1e-10)
+    clone_bank = pickle.loads(pickle.dumps(clone(bank).fit(X)))
+    np.testing.assert_allclose(clone_bank.transform(X[:3]), Ktr[:, :3], atol=1e-10)
+
+
+def test_precomputed_bank_with_index_inputs():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((30, 2))
+    K = Gaussian(0.7)(X)
+    bank = KernelBank([Precomputed(K)], normalize="trace", center=True)
+    ref = KernelBank([Gaussian(0.7)], normalize="trace", center=True)
+    idx = np.arange(30)[:, None]
+    np.testing.assert_allclose(bank.fit_transform(idx[5:]), ref.fit_transform(X[5:]), atol=1e-12)
+    np.testing.assert_allclose(bank.transform(idx[:5]), ref.transform(X[:5]), atol=1e-12)
+
+
+def test_bad_inputs_have_clear_errors():
+    with pytest.raises(ValueError, match="must be square"):
+        check_stack(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        KernelBank([Gaussian()]).fit(np.array([[0.0, np.nan], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_stack(Sigmoid(1.0, -3.0)(np.random.default_rng(0).standard_normal((30, 3))), psd=True)
+    with pytest.raises(ValueError, match="reshape"):
+        KernelBank().fit(np.arange(5.0))
+
+
+def test_inputs_are_not_modified():
+    Ks = _stack(3, 15, 3)
+    before = Ks.copy()
+    center(Ks); centered_gram(Ks); center_test(Ks[:, :4], Ks)
+    np.testing.assert_array_equal(Ks, before)
+
+
+def test_default_bank_is_paper_like():
+    bank = KernelBank().fit(np.random.default_rng(0).standard_normal((10, 2)))
+    assert bank.kernels_ == gaussian_bank(2.0 ** np.arange(-3, 3))
