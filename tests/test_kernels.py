@@ -106,4 +106,4 @@ def test_inputs_are_not_modified():
 
 def test_default_bank_is_paper_like():
     bank = KernelBank().fit(np.random.default_rng(0).standard_normal((10, 2)))
-    assert bank.kernels_ == gaussian_bank(2.0 ** np.arange(-3, 3))
+    assert bank.kernels_ == gaussian_bank(2.0 ** np.arange(-3, 4) / 2)

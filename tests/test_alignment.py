@@ -1,0 +1,62 @@
+"""Estimator contract and numerical properties of mklbook.alignment."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mklbook.alignment import (AlignMKL, AlignmentKRR, alignf_weights, alignment, alignment_stats, kkt_residual,
+                               nonneg_quadratic)
+from mklbook.kernels import Gaussian, KernelBank, gaussian_bank
+
+# scikit-learn's generic checks, all of which apply. Estimators are kept small (3 kernels) so the suite stays fast.
+SMALL = [Gaussian(0.1), Gaussian(1.0), Gaussian(10.0)]
+
+
+@parametrize_with_checks([
+    AlignMKL(kernels=SMALL),
+    AlignMKL(kernels=SMALL, method="align"),
+    AlignMKL(kernels=SMALL, estimator=KernelRidge(kernel="precomputed")),
+    AlignmentKRR(kernels=SMALL),
+])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check(estimator)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), p=st.integers(1, 6))
+def test_nonneg_quadratic_is_a_kkt_point(seed, p):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((p, max(1, p - 1)))      # possibly singular M
+    M = A @ A.T
+    a = M @ rng.uniform(-1, 1, p)                    # a in the range of M, as for PSD kernels
+    v, res, _ = nonneg_quadratic(M, a)
+    assert (v >= 0).all()
+    assert res <= 1e-8
+    assert kkt_residual(v, M, a) == pytest.approx(res)
+
+
+def test_alignf_on_ill_conditioned_gaussian_bank_is_certified():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 6))
+    y = np.sign(X[:, 0] - X[:, 1] ** 2 + 0.5)
+    Ks = KernelBank(gaussian_bank(2.0 ** np.arange(-12, 8)), normalize="trace", center=True).fit_transform(X)
+    res = alignf_weights(Ks, y)
+    assert res.status == "optimal" and res.gap <= 1e-8
+    assert (res.weights >= 0).all() and np.isclose(np.linalg.norm(res.weights), 1.0)
+    a, M = alignment_stats(Ks, y)
+    best_single = max(alignment(K, np.outer(y, y)) for K in Ks)
+    assert res.objective >= best_single - 1e-10
+
+
+def test_constant_kernel_is_reported_not_silently_used():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 2))
+    Ks = np.stack([np.ones((30, 30)), Gaussian(1.0)(X)])
+    with pytest.warns(RuntimeWarning, match="zero centered norm"):
+        res = alignf_weights(Ks, np.sign(X[:, 0]))
+    assert res.weights[0] == 0
