@@ -1,0 +1,80 @@
+"""Protocol: splits, selection, determinism across joblib backends (including a Dask cluster), t-tests, tables."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from mklbook.protocol import (RandomSplits, RotatingFolds, comparison_table, evaluate, markdown_table, paired_ttest,
+                              significance_matrix)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_breast_cancer(return_X_y=True)
+    return X[::2], y[::2]
+
+
+MODEL = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
+GRID = {"logisticregression__C": [0.01, 1.0]}
+
+
+def test_rotating_folds_partition_and_rotation():
+    y = np.arange(53) % 3
+    sp = RotatingFolds(5, random_state=1).splits(None, y)
+    assert sorted(np.concatenate([s.test for s in sp]).tolist()) == list(range(53))
+    for i, s in enumerate(sp):
+        np.testing.assert_array_equal(s.val, sp[(i + 1) % 5].test)
+        assert len(set(s.train) | set(s.val) | set(s.test)) == 53
+
+
+def test_selection_picks_min_validation_loss(data):
+    X, y = data
+    ev = evaluate(MODEL, X, y, RotatingFolds(5), GRID, progress=False)
+    for s, p in enumerate(ev.params):
+        assert p == ev.grid[int(np.argmin(ev.val[s]))]
+
+
+def test_inner_cv_refits_and_is_deterministic(data):
+    X, y = data
+    a = evaluate(MODEL, X, y, RandomSplits(3, 0.5, inner_cv=3, random_state=4), GRID, progress=False)
+    b = evaluate(MODEL, X, y, RandomSplits(3, 0.5, inner_cv=3, random_state=4), GRID, progress=False)
+    np.testing.assert_array_equal(a.test, b.test)
+
+
+def test_regression_metric(data):
+    X, y = data
+    ev = evaluate(Ridge(), X, y.astype(float), RotatingFolds(3), {"alpha": [0.1, 10.0]}, metric="rmse", progress=False)
+    assert ev.metric == "rmse" and (ev.test > 0).all()
+
+
+def test_dask_backend_gives_the_serial_table(data):
+    distributed = pytest.importorskip("distributed")
+    import joblib
+    X, y = data
+    serial = evaluate(MODEL, X, y, RotatingFolds(3), GRID, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        with joblib.parallel_backend("dask"):
+            remote = evaluate(MODEL, X, y, RotatingFolds(3), GRID, n_jobs=-1, progress=False)
+    np.testing.assert_array_equal(serial.test, remote.test)
+    assert serial.params == remote.params
+
+
+def test_paired_ttest_direction_and_errors():
+    a, b = np.array([1.0, 2.0, 3.0, 2.5, 1.5]), np.array([2.0, 3.1, 3.9, 3.4, 2.6])
+    assert paired_ttest(a, b, "less", 0.05)[2] and not paired_ttest(b, a, "less", 0.05)[2]
+    with pytest.raises(ValueError, match="same length"):
+        paired_ttest(a, b[:3])
+    names, S = significance_matrix({"a": a, "b": b})
+    assert S[names.index("b"), names.index("a")] == 1 and S[names.index("a"), names.index("b")] == 0
+
+
+def test_tables(data):
+    X, y = data
+    ev = evaluate(MODEL, X, y, RotatingFolds(3), GRID, progress=False)
+    md = comparison_table({"bc": {"logreg": ev}}, paper={"bc": {"logreg": "3.0"}})
+    assert "| bc | logreg |" in md and "3.0" in md
+    with pytest.raises(ValueError, match="as many cells"):
+        markdown_table(["a"], [[1, 2]])
