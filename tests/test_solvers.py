@@ -1,0 +1,227 @@
+"""Fast checks of mklbook.solvers: certificates, agreement with cvxpy reference formulations, bad input."""
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sps
+from hypothesis import given, settings, strategies as st
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import rbf_kernel
+
+from mklbook.solvers import (SolverError, SolverResult, crammer_singer_dual, kernel_ridge, kernel_ridge_path,
+                             solve_lp, solve_qp, svm_dual, svr_dual)
+
+FAST = settings(max_examples=6, deadline=None)
+
+
+def factor(K):
+    d, V = np.linalg.eigh((K + K.T) / 2)
+    return V * np.sqrt(np.clip(d, 0, None))
+
+
+def binary_problem(m, seed, gamma=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m + 20, 4))
+    y = np.where(X[:, 0] + 0.7 * rng.standard_normal(m + 20) > 0, 1.0, -1.0)
+    if len(np.unique(y[:m])) < 2:
+        y[0], y[1] = 1.0, -1.0
+    K = rbf_kernel(X, gamma=gamma)
+    return K[:m, :m], K[m:, :m], y[:m], X
+
+
+@FAST
+@given(seed=st.integers(0, 2**31 - 1), log_c=st.floats(-1, 2), loss=st.sampled_from(["hinge", "squared_hinge"]))
+def test_svm_certificate_and_cvxpy(seed, log_c, loss):
+    C = 10.0 ** log_c
+    K, Kte, y, _ = binary_problem(50, seed)
+    K0 = K.copy()
+    r = svm_dual(K, y, C=C, loss=loss)
+    assert r.status == "optimal" and 0 <= r.gap <= 1e-8
+    np.testing.assert_equal(K, K0)
+    a = cp.Variable(50)
+    quad = cp.sum_squares(factor(K).T @ cp.multiply(y, a))
+    if loss == "hinge":
+        prob = cp.Problem(cp.Maximize(cp.sum(a) - quad / 2), [a >= 0, a <= C, y @ a == 0])
+    else:
+        prob = cp.Problem(cp.Maximize(cp.sum(a) - quad / 2 - cp.sum_squares(a) / (4 * C)), [a >= 0, y @ a == 0])
+    prob.solve(solver="CLARABEL")
+    assert abs(r.objective - prob.value) <= 1e-6 * max(1.0, abs(prob.value))
+    assert abs(r.primal - r.objective) <= 1e-8 * max(1.0, abs(r.primal))
+    assert r.decision_function(Kte).shape == (20,)
+
+
+@FAST
+@given(seed=st.integers(0, 2**31 - 1), log_c=st.floats(-1, 2), eps=st.floats(0.0, 0.5))
+def test_svr_certificate_and_cvxpy(seed, log_c, eps):
+    C = 10.0 ** log_c
+    K, _, _, X = binary_problem(50, seed)
+    t = np.sin(X[:50, 0]) + 0.1 * X[:50, 1]
+    r = svr_dual(K, t, C=C, epsilon=eps)
+    assert r.status == "optimal" and r.gap <= 1e-8
+    b = cp.Variable(50)
+    prob = cp.Problem(cp.Maximize(t @ b - eps * cp.norm1(b) - cp.sum_squares(factor(K).T @ b) / 2),
+                      [cp.abs(b) <= C, cp.sum(b) == 0])
+    prob.solve(solver="CLARABEL")
+    assert abs(r.objective - prob.value) <= 1e-6 * max(1.0, abs(prob.value))
+
+
+@FAST
+@given(seed=st.integers(0, 2**31 - 1), c=st.integers(2, 5), log_c=st.floats(-1, 1.5))
+def test_crammer_singer_certificate_and_cvxpy(seed, c, log_c):
+    C = 10.0 ** log_c
+    rng = np.random.default_rng(seed)
+    m = 40
+    codes = np.r_[np.arange(c), rng.integers(0, c, m - c)]
+    X = rng.standard_normal((m, 5))
+    X[:, :min(c, 5)] += np.eye(c)[codes][:, :min(c, 5)]
+    K = rbf_kernel(X, gamma=0.3)
+    r = crammer_singer_dual(K, codes, C=C)
+    assert r.status == "optimal" and r.gap <= 1e-6
+    Y = np.eye(c)[codes]
+    T = cp.Variable((m, c))
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.multiply(Y, T)) - cp.sum_squares(factor(K).T @ T) / 2),
+                      [T <= C * Y, cp.sum(T, axis=1) == 0])
+    prob.solve(solver="CLARABEL")
+    assert abs(r.objective - prob.value) <= 1e-6 * max(1.0, abs(prob.value))
+    assert (r.tau <= C * Y + 1e-12).all() and np.abs(r.tau.sum(axis=1)).max() < 1e-9 * C
+    assert r.decision_function(K[:3]).shape == (3, c)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_kernel_ridge_and_path(fit_intercept):
+    K, _, _, X = binary_problem(60, 3)
+    t = X[:60, 0] ** 2 + 2.0
+    lams = [1e-3, 0.1, 10.0]
+    path = kernel_ridge_path(K, t, lams, fit_intercept=fit_intercept)
+    assert path.converged
+    for j, lam in enumerate(lams):
+        r = kernel_ridge(K, t, lam, fit_intercept=fit_intercept)
+        assert r.converged and r.gap < 1e-10
+        if not fit_intercept:
+            np.testing.assert_allclose(r.alpha, np.linalg.solve(K + lam * np.eye(60), t), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(path.alpha[j], r.alpha, rtol=1e-6, atol=1e-9)
+        assert abs(r.objective - lam * t @ r.alpha) <= 1e-9 * r.objective
+    # exact leave-one-out against refitting
+    idx = np.arange(60)
+    j = 1
+    brute = np.mean([(t[i] - kernel_ridge(K[np.ix_(idx != i, idx != i)], t[idx != i], lams[j], fit_intercept=fit_intercept)
+                      .decision_function(K[i:i + 1, idx != i])[0]) ** 2 for i in range(60)])
+    assert abs(path.loo_mse[j] - brute) <= 1e-8 * brute
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_kernel_ridge_eigh_fallback(monkeypatch, fit_intercept):
+    import mklbook.solvers as S
+    K, _, _, X = binary_problem(40, 4)
+    t = X[:40, 1]
+    ref = kernel_ridge(K, t, 0.1, fit_intercept=fit_intercept)
+
+    def fail(*args, **kwargs):
+        raise np.linalg.LinAlgError("forced")
+    monkeypatch.setattr(S.sla, "cho_factor", fail)
+    r = kernel_ridge(K, t, 0.1, fit_intercept=fit_intercept)
+    assert r.solver == "eigh" and r.converged
+    np.testing.assert_allclose(r.alpha, ref.alpha, rtol=1e-8, atol=1e-10)
+    assert abs(r.bias - ref.bias) < 1e-8
+
+
+def test_crammer_singer_low_rank_uses_interior_point():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((120, 2))
+    y = (X[:, 0] > 0).astype(int) + 2 * (X[:, 1] > 0)
+    K = X @ X.T                                           # rank 2
+    r = crammer_singer_dual(K, y, C=10.0)
+    assert r.converged and "interior point" in r.solver
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_lp_strong_duality_and_cvxpy(sparse):
+    rng = np.random.default_rng(0)
+    n, k = 30, 40
+    A = rng.standard_normal((k, n))
+    x0 = rng.uniform(0, 1, n)
+    b = A @ x0 + rng.uniform(0, 1, k)
+    Aeq = rng.standard_normal((2, n))
+    c = rng.standard_normal(n)
+    r = solve_lp(c, sps.csr_matrix(A) if sparse else A, b, Aeq, Aeq @ x0, bounds=(-1, 2))
+    assert r.status == "optimal" and r.gap < 1e-9
+    assert abs(r.objective - r.dual_objective) <= 1e-9 * max(1, abs(r.objective))
+    x = cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(c @ x), [A @ x <= b, Aeq @ x == Aeq @ x0, x >= -1, x <= 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        prob.solve(solver="CLARABEL")
+    assert abs(r.objective - prob.value) <= 1e-6 * max(1, abs(prob.value))
+
+
+def test_lp_infeasible_unbounded_reported():
+    with pytest.warns(ConvergenceWarning):
+        r = solve_lp([1.0, 1.0], A_ub=[[1.0, 1.0]], b_ub=[-1.0])
+    assert r.status == "infeasible" and r.x is None and r.objective == np.inf
+    with pytest.raises(SolverError, match="infeasible"):
+        r.check()
+    r = solve_lp([-1.0, 0.0], A_ub=[[0.0, 1.0]], b_ub=[1.0], warn=False)
+    assert r.status == "unbounded" and r.x is None
+
+
+def test_qp_matches_svm_dual():
+    K, _, y, _ = binary_problem(40, 5)
+    qp = solve_qp(np.outer(y, y) * K, -np.ones(40), A=y[None, :], b=[0.0], lb=0.0, ub=1.0)
+    sv = svm_dual(K, y, C=1.0)
+    assert qp.converged and abs(-qp.objective - sv.objective) <= 1e-7 * abs(sv.objective)
+    assert abs(-qp.eqlin[0] - sv.bias) < 1e-5
+
+
+def test_result_check_and_warning():
+    bad = SolverResult(objective=0.0, status="max_iter", gap=1e-2, tol=1e-8, n_iter=3, solver="x")
+    with pytest.raises(SolverError, match="gap 1.00e-02"):
+        bad.check()
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        bad.warn_if_not_optimal()
+    K, _, y, _ = binary_problem(60, 1)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        r = crammer_singer_dual(K, y, C=1.0, max_iter=5, fallback=False)
+    assert r.status == "max_iter" and "max_iter" in repr(r)
+
+
+K_, KTE_, Y_, _ = binary_problem(30, 2)
+KNAN = K_.copy()
+KNAN[1, 2] = np.nan
+BAD = [
+    (lambda: svm_dual(K_[:, :20], Y_), "square (m, m)"),
+    (lambda: svm_dual(K_, Y_[:29]), "29 labels but there are 30 samples"),
+    (lambda: svm_dual(K_, np.ones(30)), "single class"),
+    (lambda: svm_dual(K_, Y_, C=0.0), "C must be a positive finite number"),
+    (lambda: svm_dual(K_, Y_, C=-2.0), "C must be a positive finite number"),
+    (lambda: svm_dual(KNAN, Y_), "NaN or inf"),
+    (lambda: svm_dual(K_, Y_).decision_function(KTE_[:, :10]), "has 10 columns"),
+    (lambda: svr_dual(K_, Y_, epsilon=-1.0), "epsilon must be a non-negative"),
+    (lambda: svr_dual(KNAN, Y_), "NaN or inf"),
+    (lambda: kernel_ridge(K_, Y_, 0.0), "lam must be a positive"),
+    (lambda: kernel_ridge(K_, Y_[:10], 1.0), "one target per training point"),
+    (lambda: kernel_ridge_path(K_, Y_, []), "non-empty"),
+    (lambda: crammer_singer_dual(K_, np.zeros(30)), "single class"),
+    (lambda: crammer_singer_dual(K_, Y_, C=0.0), "C must be a positive finite number"),
+    (lambda: crammer_singer_dual(np.ones((30, 29)), Y_), "square (m, m)"),
+    (lambda: solve_lp([1.0, np.nan]), "NaN or inf"),
+    (lambda: solve_lp([1.0, 1.0], A_ub=[[1.0]], b_ub=[1.0]), "A_ub must have shape (k, 2)"),
+    (lambda: solve_qp(-np.eye(2), np.zeros(2)), "not convex"),
+]
+
+
+@pytest.mark.parametrize("call,msg", BAD)
+def test_bad_input(call, msg):
+    with pytest.raises((ValueError, TypeError)) as e:
+        call()
+    assert msg in str(e.value)
+
+
+def test_inputs_not_modified():
+    K0, y0 = K_.copy(), Y_.copy()
+    svm_dual(K_, Y_, loss="squared_hinge")
+    svr_dual(K_, Y_)
+    kernel_ridge(K_, Y_, 0.1, fit_intercept=True)
+    crammer_singer_dual(K_, Y_)
+    np.testing.assert_equal(K_, K0)
+    np.testing.assert_equal(Y_, y0)
