@@ -13,6 +13,7 @@ settings, with the KKT residual each achieves.
 Prints Markdown tables and writes them to benchmarks/results/alignment.md.
 """
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -22,17 +23,11 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.preprocessing import StandardScaler
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import best_of  # noqa: E402
 from mklbook.alignment import alignf_weights, alignment_stats, kkt_residual, nonneg_quadratic
 from mklbook.kernels import KernelBank, gaussian_bank
 
-
-def best(f, repeat):
-    t = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        t.append(time.perf_counter() - t0)
-    return min(t)
 
 
 def main():
@@ -55,9 +50,9 @@ def main():
         F = Ks.reshape(args.p, -1)
         t_blas, t_both, t_f = [], [], []
         for _ in range(args.repeat):          # interleaved, so that load on the machine hits all three alike
-            t_blas.append(best(lambda: F @ F.T, 1))
-            t_both.append(best(lambda: alignment_stats(Ks, y), 1))
-            t_f.append(best(lambda: alignf_weights(Ks, y), 1))
+            t_blas.append(best_of(lambda: F @ F.T, 1))
+            t_both.append(best_of(lambda: alignment_stats(Ks, y), 1))
+            t_f.append(best_of(lambda: alignf_weights(Ks, y), 1))
         t_blas, t_both, t_f = min(t_blas), min(t_both), min(t_f)
         r = alignf_weights(Ks, y)
         assert r.status == "optimal", r
@@ -72,11 +67,11 @@ def main():
     Ks = KernelBank(gaussian_bank(2.0 ** np.arange(-12, 8)), normalize="trace", center=True).fit_transform(X)
     a, M = alignment_stats(Ks, y)
     lam = np.linalg.eigvalsh(M)
-    t_ours = best(lambda: nonneg_quadratic(M, a), 5)
+    t_ours = best_of(lambda: nonneg_quadratic(M, a), 5)
     v_ours, res_ours, _ = nonneg_quadratic(M, a)
     v = cp.Variable(len(a))
     prob = cp.Problem(cp.Minimize(cp.quad_form(v, cp.psd_wrap(M)) - 2 * a @ v), [v >= 0])
-    t_cvx = best(lambda: prob.solve(), 3)
+    t_cvx = best_of(lambda: prob.solve(), 3)
     res_cvx = kkt_residual(np.maximum(v.value, 0), M, a)
     lines += ["", "## the alignf QP on an ill-conditioned bank", "",
               f"20 Gaussian kernels 2^-12..2^7 on 300 breast-cancer points; eigenvalues of M from {lam.max():.1e} "

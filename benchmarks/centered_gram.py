@@ -11,22 +11,17 @@ gamma = 2^-10 .. 2^9. All timings are taken in this one process, interleaved, be
 Prints a Markdown table and writes it to benchmarks/results/centered_gram.md.
 """
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from sklearn.metrics.pairwise import euclidean_distances
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _timing import best_of  # noqa: E402
 from mklbook.kernels import center, centered_gram
 
-
-def best_of(f, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main():
