@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mklbook.baselines import L1MKL, L2KRRMKL, UniformMKL, l1_mkl, l2_krr_mkl
+import scipy.sparse as sp
+
+from mklbook.baselines import L1MKL, L2KRRMKL, UniformMKL, l1_mkl, l1_mkl_rank_one, l2_krr_mkl
 from mklbook.kernels import FeatureStack, Gaussian
 
 KS = [Gaussian(0.1), Gaussian(1.0)]
@@ -33,3 +35,49 @@ def test_l2_krr_mkl_certificate():
     r = l2_krr_mkl(FeatureStack(Z), Z[:, 0] - Z[:, 1], lam=0.5, Lambda=2.0)
     assert r.status == "optimal" and r.gap <= 1e-8
     assert np.linalg.norm(r.weights) == pytest.approx(2.0, rel=1e-6)
+
+
+def _rank_one_problem(seed=2, m=60, p=10):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((m, p))
+    return Z, np.sign(Z[:, 0] - 0.5 * Z[:, 2] + 0.3 * rng.standard_normal(m))
+
+
+def test_l1_mkl_rank_one_solves_l1_mkl_at_the_equivalent_C():
+    Z, y = _rank_one_problem()
+    Z0, y0 = Z.copy(), y.copy()
+    lp = l1_mkl_rank_one(Z, y, C=0.7)
+    assert lp.status == "optimal" and lp.gap <= 1e-7
+    silp = l1_mkl(FeatureStack(Z), y, C=lp.C, tol=1e-7)
+    assert lp.objective == pytest.approx(silp.objective, rel=1e-5)
+    np.testing.assert_allclose(lp.weights, silp.weights, atol=2e-3)
+    assert lp.weights.sum() == pytest.approx(1.0)
+    # the SVM dual of P_C: sum alpha_i y_i = 0 and 0 <= alpha <= C
+    assert abs(lp.alpha @ y) <= 1e-6 * lp.C and lp.alpha.min() >= -1e-9 and lp.alpha.max() <= lp.C * (1 + 1e-9)
+    np.testing.assert_array_equal(Z, Z0)
+    np.testing.assert_array_equal(y, y0)
+    # sparse input gives the same program; centering changes nothing but the bias
+    sp_res = l1_mkl_rank_one(sp.csr_array(Z), y, C=0.7)
+    assert sp_res.objective == pytest.approx(lp.objective, rel=1e-9)
+    np.testing.assert_allclose(l1_mkl_rank_one(Z - Z.mean(0), y, C=0.7).coef, lp.coef, atol=1e-7)
+
+
+def test_l1_mkl_rank_one_bad_input():
+    Z, y = _rank_one_problem()
+    with pytest.raises(ValueError, match="single class"):
+        l1_mkl_rank_one(Z, np.ones(len(y)))
+    with pytest.raises(ValueError, match="C must be a positive"):
+        l1_mkl_rank_one(Z, y, C=0.0)
+    bad = sp.csr_array(Z)
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        l1_mkl_rank_one(bad, y)
+    Zn = Z.copy()
+    Zn[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        l1_mkl_rank_one(Zn, y)
+    with pytest.raises(ValueError, match="labels"):
+        l1_mkl_rank_one(Z, y[:-1])
+    with pytest.warns(UserWarning, match="selects no feature"):
+        r = l1_mkl_rank_one(Z, y, C=1e-4)
+    assert (r.weights == 0).all()
