@@ -60,3 +60,13 @@ def test_constant_kernel_is_reported_not_silently_used():
     with pytest.warns(RuntimeWarning, match="zero centered norm"):
         res = alignf_weights(Ks, np.sign(X[:, 0]))
     assert res.weights[0] == 0
+
+
+def test_reproduce_alignment_quick_from_the_command_line(tmp_path, capsys):
+    "`mklbook reproduce alignment --quick` (the CI-sized reproduction) writes Tables 2 and 4 with every method."
+    from mklbook.cli import main
+    assert main(["reproduce", "alignment", "--quick", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "alignment" / "table2.md").read_text()
+    for method in ("unif", "1-stage", "align", "alignf"):
+        assert f"| breast_cancer | {method} |" in text and f"| diabetes | {method} |" in text
+    assert "# Table 4" in text and (tmp_path / "alignment" / "table2.json").stat().st_size > 0
