@@ -20,7 +20,10 @@ __all__ = ["KernelStackEstimator", "CombinedKernelModel"]
 class KernelStackEstimator(BaseEstimator):
     """Plumbing for estimators on kernel stacks: scikit-learn validation, a fitted `KernelBank` (`bank_`), test kernels.
 
-    Subclasses define `kernels`, `normalize` and `center` in their `__init__`."""
+    Subclasses define `kernels`, `normalize` and `center` in their `__init__`. Methods that accept kernels which are not
+    positive semi-definite (e.g. VKR) set `_requires_psd = False`; for the others a non-PSD kernel is an error."""
+
+    _requires_psd = True
 
     def _validate_fit(self, X, y, y_numeric: bool = False):
         "Validate training data (numeric 2-D X, one target per row, at least two samples) and record n_features_in_."
@@ -29,7 +32,14 @@ class KernelStackEstimator(BaseEstimator):
     def _fit_bank(self, X) -> np.ndarray:
         "Fit the kernel bank on the training inputs and return the training stack `(p, m, m)`."
         self.bank_ = KernelBank(self.kernels, normalize=self.normalize, center=self.center)
-        return self.bank_.fit_transform(X)
+        Ks = self.bank_.fit_transform(X)
+        if self._requires_psd:
+            bad = [repr(k) for k in self.bank_.kernels_ if not getattr(k, "is_psd", True)]
+            if bad:
+                raise ValueError(f"{type(self).__name__} needs positive semi-definite kernels, but {', '.join(bad)} "
+                                 "is not PSD (its combination would make the kernel machine non-convex). Remove it, or "
+                                 "use a method that accepts any similarity, such as VKR (mklbook.vkr).")
+        return Ks
 
     def _test_stack(self, X) -> np.ndarray:
         "The test stack `(p, n, m)` of validated inputs against the training points."

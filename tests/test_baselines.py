@@ -81,3 +81,15 @@ def test_l1_mkl_rank_one_bad_input():
     with pytest.warns(UserWarning, match="selects no feature"):
         r = l1_mkl_rank_one(Z, y, C=1e-4)
     assert (r.weights == 0).all()
+
+
+@pytest.mark.parametrize("make", ["UniformMKL", "L1MKL", "L2KRRMKL", "AlignMKL", "AlignmentKRR"])
+def test_part2_estimators_refuse_non_psd_kernels(make):
+    import mklbook.alignment as al
+    import mklbook.baselines as bl
+    from mklbook.kernels import Sigmoid
+    est = (getattr(bl, make, None) or getattr(al, make))([Sigmoid(1.0, 0.0), Gaussian(1.0)])
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    y = np.sign(X[:, 0]) if make in ("UniformMKL", "L1MKL", "AlignMKL") else X[:, 0]
+    with pytest.raises(ValueError, match="Sigmoid.*not PSD"):
+        est.fit(X, y)
