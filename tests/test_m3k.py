@@ -1,0 +1,116 @@
+"""M3K (paper 002): margin LP, SILP vs QCLP, the two extremes of gamma0, bad input, scikit-learn compatibility."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mklbook.kernels import Gaussian, KernelBank, gaussian_bank
+from mklbook.m3k import (M3KClassifier, complexity_terms, empirical_margin, eta_coefficients, gamma_tilde,
+                         lemma2_dual, lemma3_value, max_kernel_margin, solve_m3k)
+
+
+def _problem(m=36, seed=0, c=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(m) % c
+    X = rng.standard_normal((c, 4))[y] + rng.standard_normal((m, 4))
+    Ks = KernelBank(gaussian_bank([0.05, 0.2, 1.0, 4.0]), normalize="diagonal", center=True).fit_transform(X)
+    return Ks, y
+
+
+# All of scikit-learn's checks apply (binary and multi-class); no exception is needed.
+@parametrize_with_checks([M3KClassifier([Gaussian(0.1), Gaussian(1.0)])])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("gamma0", ["max", "half", None])
+def test_silp_matches_qclp(gamma0):
+    Ks, y = _problem()
+    gmax = max_kernel_margin(Ks, y).objective
+    g0 = 0.5 * gmax if gamma0 == "half" else gamma0
+    a = solve_m3k(Ks, y, C=1.0, gamma0=g0, tol=1e-7)
+    b = solve_m3k(Ks, y, C=1.0, gamma0=g0, solver="qclp", tol=1e-7)
+    assert a.status == b.status == "optimal"
+    assert a.objective == pytest.approx(b.objective, rel=1e-5)
+    assert a.lower <= a.objective <= a.upper * (1 + 1e-12)
+    if g0 is not None:
+        assert a.margin >= a.gamma0 - 1e-8
+
+
+def test_gamma0_max_gives_lp5_weights_and_infeasible_names_the_maximum():
+    Ks, y = _problem(seed=1)
+    lp = max_kernel_margin(Ks, y)
+    assert lp.status == "optimal" and lp.gap <= 1e-9
+    assert lp.objective == pytest.approx(empirical_margin(Ks, y, lp.weights), abs=1e-12)
+    r = solve_m3k(Ks, y, gamma0="max")
+    assert r.margin == pytest.approx(lp.objective, abs=1e-8)
+    with pytest.raises(ValueError, match=f"gamma_max = {lp.objective:.6g}"):
+        solve_m3k(Ks, y, gamma0=lp.objective + 0.01)
+
+
+def test_objective_monotone_in_gamma0_and_mcmkl_is_the_minimum():
+    Ks, y = _problem(seed=2)
+    gmax = max_kernel_margin(Ks, y).objective
+    vals = [solve_m3k(Ks, y, gamma0=g, tol=1e-7).objective for g in (None, 0.5 * gmax, 0.9 * gmax, gmax)]
+    assert all(b >= a * (1 - 1e-6) for a, b in zip(vals, vals[1:]))
+
+
+def test_eta_shape_and_zero_own_column_inputs_untouched():
+    Ks, y = _problem()
+    K0, y0 = Ks.copy(), y.copy()
+    E = eta_coefficients(Ks, y)
+    assert E.shape == (4, 36, 3)
+    assert np.all(E[:, np.arange(36), y] == 0)
+    solve_m3k(Ks, y)
+    np.testing.assert_array_equal(Ks, K0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_lemma3_equals_direct_lp_and_lemma4():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        p = rng.integers(1, 6)
+        u, gt = rng.standard_normal(p), rng.standard_normal(p)
+        g0 = rng.uniform(gt.min() - 1, gt.max())
+        assert lemma3_value(u, gt, g0) == pytest.approx(lemma2_dual(u, gt, g0), rel=1e-7, abs=1e-9)
+    Ks, y = _problem()
+    Kb = KernelBank(gaussian_bank([0.05, 0.2, 1.0, 4.0]), center=True).fit_transform(np.random.default_rng(0).standard_normal((36, 4)))
+    gt, tr = gamma_tilde(Kb, y), np.einsum("kii->k", Kb)
+    T = [complexity_terms(tr, gt, g).T for g in np.linspace(gt.min() - 0.1, gt.max(), 300)]
+    assert np.all(np.diff(T) <= 1e-12 * max(T))
+
+
+def test_bad_input():
+    Ks, y = _problem()
+    with pytest.raises(ValueError, match="single class"):
+        solve_m3k(Ks, np.zeros(36))
+    with pytest.raises(ValueError, match="C must be"):
+        solve_m3k(Ks, y, C=0.0)
+    with pytest.raises(ValueError, match="gamma0 must be"):
+        solve_m3k(Ks, y, gamma0="min")
+    with pytest.raises(ValueError, match="q must be"):
+        max_kernel_margin(Ks, y, q=3)
+    bad = Ks.copy()
+    bad[1, 2, 3] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf"):
+        solve_m3k(bad, y)
+    with pytest.raises(ValueError, match="labels"):
+        solve_m3k(Ks, y[:-1])
+    with pytest.raises(ValueError, match="not symmetric"):
+        solve_m3k(Ks + np.triu(np.ones(36), 1)[None], y)
+    with pytest.raises(ValueError, match="relative=True"):
+        M3KClassifier(gamma0=2.0, relative=True).fit(np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2)
+
+
+def test_estimator_multiclass_and_binary():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = M3KClassifier(C=1.0).fit(X, y)
+    assert est.decision_function(X).shape == (150, 3) and est.score(X, y) > 0.9
+    assert est.weights_.sum() == pytest.approx(1.0)
+    mc = M3KClassifier(gamma0=None).fit(X, y)
+    assert mc.result_.gamma0 == -np.inf and mc.result_.status == "optimal"
+    yb = (y == 2).astype(int)
+    b = M3KClassifier().fit(X, yb)
+    assert b.decision_function(X).shape == (150,) and b.score(X, yb) > 0.9
