@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from .estimators import CombinedKernelModel
 from .kernels import FeatureStack, check_array_2d, check_binary_labels, check_stack, check_weights, stack_combine, stack_quad
-from .solvers import kernel_ridge, solve_lp, svm_dual
+from .solvers import kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual
 
 __all__ = ["MKLResult", "l1_mkl", "RankOneL1MKLResult", "l1_mkl_rank_one", "l2_krr_mkl", "UniformMKL", "L1MKL", "L2KRRMKL"]
 
@@ -75,37 +75,18 @@ def l1_mkl(Ks, y, C: float = 1.0, tol: float = 1e-4, max_iter: int = 300, svm_to
     y, _ = check_binary_labels(y, m)
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be a positive number; got {C!r}.")
-    mu = np.full(p, 1.0 / p)
-    cuts_s, cuts_b = [], []
-    upper, lower, best = np.inf, -np.inf, None
-    A_eq = np.r_[np.ones(p), 0.0][None, :]
-    bounds = [(0, None)] * p + [(None, None)]
-    it = 0
-    for it in range(1, max_iter + 1):
+
+    def oracle(mu):                 # J(mu') >= 1'alpha - s.mu' / 2 for the SVM solution alpha at mu (tight at mu)
         r, s = _svm_at(Ks, y, mu, C, svm_tol)
-        if r.objective < upper:
-            upper, best = r.objective, (mu.copy(), r, s)
-        cuts_s.append(s)
-        cuts_b.append(r.alpha.sum())
-        # theta >= b_t - s_t . mu / 2   <=>   -s_t . mu / 2 - theta <= -b_t, scaled by sigma so that HiGHS sees O(1) data
-        sigma = max(1.0, max(cuts_b), 0.5 * max(float(np.max(c)) for c in cuts_s))
-        A_ub = np.c_[-0.5 * np.array(cuts_s) / sigma, -np.ones(len(cuts_s))]
-        lp = solve_lp(np.r_[np.zeros(p), 1.0], A_ub, -np.array(cuts_b) / sigma, A_eq, [1.0], bounds, tol=1e-7, warn=False)
-        if lp.x is None or lp.gap > 1e-6:
-            raise RuntimeError(f"the SILP master LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
-        lower = max(lower, sigma * float(min(lp.objective, lp.dual_objective)))
-        mu = np.maximum(lp.x[:p], 0.0)
-        mu /= mu.sum()
-        gap = (upper - lower) / max(abs(upper), 1e-300)
-        if gap <= tol:
-            break
-    mu_b, r, s = best
-    status = "optimal" if gap <= tol else "max_iter"
-    if status != "optimal":
-        warnings.warn(f"l1_mkl stopped after {it} iterations with relative gap {gap:.1e} > {tol:.0e}.",
+        return float(r.alpha.sum()), 0.5 * s, r
+
+    cp_ = simplex_cutting_planes(oracle, np.full(p, 1.0 / p), tol=tol, max_iter=max_iter, warn=False, name="l1_mkl")
+    if cp_.status != "optimal":
+        warnings.warn(f"l1_mkl stopped after {cp_.n_iter} iterations with relative gap {cp_.gap:.1e} > {tol:.0e}.",
                       ConvergenceWarning, stacklevel=2)
-    return MKLResult(weights=mu_b, alpha=r.alpha, bias=float(r.bias), objective=float(upper), status=status,
-                     gap=float(max(gap, 0.0)), n_iter=it, n_solves=it)
+    r = cp_.payload
+    return MKLResult(weights=cp_.x, alpha=r.alpha, bias=float(r.bias), objective=float(cp_.objective),
+                     status=cp_.status, gap=cp_.gap, n_iter=cp_.n_iter, n_solves=cp_.n_iter)
 
 # %% ../nbs/12_baselines.ipynb #a897fed6
 @dataclass(repr=False)

@@ -22,7 +22,8 @@ from .kernels import check_array_2d, check_binary_labels, check_multiclass_label
 # %% auto #0
 __all__ = ['SolverError', 'SolverResult', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual',
            'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path', 'CrammerSingerResult',
-           'crammer_singer_dual', 'ProgramResult', 'solve_lp', 'solve_qp']
+           'crammer_singer_dual', 'ProgramResult', 'solve_lp', 'CuttingPlaneResult', 'simplex_cutting_planes',
+           'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -1005,6 +1006,65 @@ def solve_lp(c,                   # (n,) cost vector: minimise c'x
     res.objective, res.dual_objective, res.residuals = obj, dual, parts
     res.message = "" if max(parts.values()) <= tol else f"HiGHS reported optimal but the KKT residuals are {parts}."
     return _finish(res, max(parts.values()), tol, t0, warn)
+
+# %% ../nbs/01_solvers.ipynb #b336f0d4
+@dataclass(repr=False, eq=False)
+class CuttingPlaneResult(SolverResult):
+    "Cutting planes over the simplex: the best point `x`, the oracle's `payload` there, the lower bound and the history."
+    x: np.ndarray | None = None        # best point found (on the simplex)
+    lower: float = -np.inf             # the master LP's lower bound on min f
+    payload: object = None             # what the oracle returned with its value at `x`
+    history: np.ndarray | None = None  # best upper bound after each oracle call
+
+
+def simplex_cutting_planes(oracle,                   # x -> (h, g, payload) with f(x) = h - g.x and f(z) >= h - g.z for all z
+                           x0,                       # (p,) starting point on the simplex
+                           tol: float = 1e-4,        # stop when (upper - lower) / max(|upper|, gap_floor) <= tol
+                           max_iter: int = 300,      # oracle calls
+                           gap_floor: float = 1e-300, # denominator floor of the relative gap (1.0: absolute near 0)
+                           warn: bool = True,        # ConvergenceWarning unless 'optimal'
+                           name: str = "simplex_cutting_planes",
+                          ) -> CuttingPlaneResult:
+    """`min_{x in simplex} f(x)` for a convex `f` known through an oracle returning a minorant tight at x (Kelley's method):
+    master LP `min theta s.t. theta >= h_j - g_j.x` by HiGHS; certified by the gap between the best value and the LP bound."""
+    t0 = time.perf_counter()
+    x = check_array_2d(np.atleast_1d(np.asarray(x0, dtype=np.float64))[:, None], "x0")[:, 0]
+    p = x.size
+    if (x < 0).any() or abs(x.sum() - 1.0) > 1e-9:
+        raise ValueError("x0 must lie on the simplex (non-negative, summing to 1); e.g. np.full(p, 1 / p).")
+    tol = _check_positive(tol, "tol")
+    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
+        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+    hs, gs, hist = [], [], []
+    upper, lower, best, gap, it = np.inf, -np.inf, None, np.inf, 0
+    A_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [(0, None)] * p + [(None, None)]
+    for it in range(1, max_iter + 1):
+        h, g, payload = oracle(x)
+        g = np.asarray(g, dtype=np.float64)
+        if g.shape != (p,) or not (np.isfinite(h) and np.isfinite(g).all()):
+            raise ValueError(f"the oracle must return a finite h and a finite g of shape ({p},); got h={h!r}, "
+                             f"g of shape {g.shape}.")
+        value = float(h - g @ x)
+        if value < upper:
+            upper, best = value, (x.copy(), payload)
+        hist.append(upper)
+        hs.append(float(h)); gs.append(g)
+        sigma = max(1.0, max(abs(v) for v in hs), float(np.max(np.abs(gs))))
+        A_ub = np.c_[-np.array(gs) / sigma, -np.ones(len(gs))]
+        lp = solve_lp(np.r_[np.zeros(p), 1.0], A_ub, -np.array(hs) / sigma, A_eq, [1.0], bounds, tol=1e-9, warn=False)
+        if lp.x is None or lp.gap > 1e-6:
+            raise SolverError(f"{name}: the master LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
+        lower = max(lower, sigma * float(min(lp.objective, lp.dual_objective)))
+        x = np.maximum(lp.x[:p], 0.0)
+        x /= x.sum()
+        gap = (upper - lower) / max(abs(upper), gap_floor)
+        if gap <= tol:
+            break
+    res = CuttingPlaneResult(objective=upper, n_iter=it, solver=name, x=best[0], lower=lower, payload=best[1],
+                             history=np.array(hist))
+    if gap > tol:
+        res.message = f"relative gap {gap:.1e} after {it} oracle calls; raise max_iter or loosen tol."
+    return _finish(res, gap, tol, t0, warn, "max_iter")
 
 # %% ../nbs/01_solvers.ipynb #171002a5
 _QP_TOLERANCES = {
