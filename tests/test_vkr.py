@@ -9,8 +9,9 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mklbook.kernels import Gaussian, KernelBank, Polynomial, Sigmoid, polynomial_bank
-from mklbook.vkr import (VKRClassifier, l1_svm, local_bound, pseudo_dimension, rademacher_mc, solve_vkr,
-                         theorem1_bound, trace_bound, vkr_objective)
+from mklbook.vkr import (VKRClassifier, gaussian_bound, l1_svm, local_bound, pseudo_dimension, rademacher_mc,
+                         sigmoid_bound, solve_vkr, theorem1_bound, theorem2_bound, trace_bound, vkr_dual_value,
+                         vkr_margins, vkr_objective)
 
 
 def _problem(m=40, p=3, seed=0):
@@ -47,15 +48,41 @@ def test_lp_matches_cvxpy(seed):
     assert res.objective - res.dual_objective <= 1e-7 * res.objective
 
 
-@pytest.mark.parametrize("lam,beta", [(1e-3, 1e-3), (1e-1, 1e-4), (0.0, 1e-2)])
-def test_cd_reaches_lp_optimum(lam, beta):
+def _cvxpy_optimum(Ks, y, Lambda):
+    "Eq. (1) in cvxpy, divided by min Lambda so CLARABEL's tolerances are relative to the (possibly tiny) optimum."
+    p, m = Ks.shape[:2]
+    a = cp.Variable((p, m))
+    marg = sum(cp.multiply(y, Ks[k] @ cp.multiply(y, a[k])) for k in range(p))
+    sc = 1.0 / Lambda.min()
+    obj = sc * cp.sum(cp.pos(1 - marg)) / m + sum(sc * Lambda[k] * cp.norm1(a[k]) for k in range(p))
+    return cp.Problem(cp.Minimize(obj)).solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12,
+                                              tol_feas=1e-12, max_iter=500) / sc
+
+
+@pytest.mark.parametrize("lam,beta", [(1e-3, 1e-3), (1e-1, 1e-4), (0.0, 1e-2), (1e-8, 1e-8), (0.0, 1e-8)])
+def test_cd_and_lp_reach_the_independent_optimum(lam, beta):
     Ks, y = _problem(m=60, p=4, seed=3)
     r = trace_bound(Ks)
-    lp = solve_vkr(Ks, y, r, lam, beta, tol=1e-9)
-    cd = solve_vkr(Ks, y, r, lam, beta, solver="cd", tol=1e-9)
-    assert cd.status == "optimal"
-    assert cd.objective == pytest.approx(lp.objective, rel=1e-4)
-    assert vkr_objective(Ks, y, cd.coef, cd.Lambda) == pytest.approx(cd.objective)
+    lp = solve_vkr(Ks, y, r, lam, beta)
+    cd = solve_vkr(Ks, y, r, lam, beta, solver="cd")
+    ref = _cvxpy_optimum(Ks, y, lp.Lambda)
+    for res in (lp, cd):
+        assert res.status == "optimal" and res.gap <= 1e-7
+        assert res.gap == pytest.approx((res.objective - res.dual_objective) / res.objective, abs=1e-15)
+        assert res.dual_objective <= ref * (1 + 1e-7)                 # a genuine lower bound
+        assert res.objective == pytest.approx(ref, rel=1e-6)          # relative, although ref may be ~1e-6
+        assert vkr_objective(Ks, y, res.coef, res.Lambda) == pytest.approx(res.objective)
+
+
+def test_relative_gap_is_honest_on_tiny_optimum():
+    # the reviewer's case: breast-cancer-like tiny prices, F* ~ 1e-6; an absolute gap called 20% off "optimal"
+    Ks, y = _problem(m=80, p=6, seed=1)
+    r = trace_bound(Ks)
+    res = solve_vkr(Ks, y, r, 1e-8, 1e-8)
+    assert res.objective < 1e-3
+    D = vkr_dual_value(Ks, res.y, np.full(80, 1 / 80), res.Lambda)      # any u gives a lower bound
+    assert D <= res.objective
+    assert res.status == "optimal" and (res.objective - res.dual_objective) / res.objective <= 1e-7
 
 
 def test_non_pds_and_asymmetric_kernels_accepted():
@@ -86,11 +113,44 @@ def test_bounds_monotone_and_above_estimate():
     assert (np.diff(lb) >= 0).all()
 
 
+def test_local_bound_covers_localised_atoms():
+    Ks, y = _problem(m=80, p=6)
+    kappa2 = np.einsum("kii->ki", Ks).max(axis=1)
+    for k in range(6):
+        h2 = (Ks[k] ** 2).mean(axis=0)
+        for s in np.quantile(h2, [0.5, 1.0]):
+            keep = h2 <= s
+            est = rademacher_mc(Ks[k][:, keep][None], 200).mean[0]
+            assert est <= local_bound(Ks[[k]], s)[0]
+    # homogeneity: H_k(s) = kappa_k * (unit ball at s / kappa_k^2)
+    k = 5
+    np.testing.assert_allclose(local_bound(Ks[[k]], 0.3)[0],
+                               np.sqrt(kappa2[k]) * local_bound(Ks[[k]], 0.3 / kappa2[k], kappa=1.0)[0], rtol=1e-12)
+
+
 def test_theorem1_decreases_with_margin_loss_and_complexity():
     g = np.linspace(-1, 1, 100)
     b0 = theorem1_bound(g, [0.5, 0.5], [0.1, 0.2], rho=0.5)
-    assert theorem1_bound(g + 1, [0.5, 0.5], [0.1, 0.2], rho=0.5) < b0
+    assert theorem1_bound(np.clip(g + 1, -1, 1), [0.5, 0.5], [0.1, 0.2], rho=0.5) < b0
     assert theorem1_bound(g, [0.5, 0.5], [0.05, 0.1], rho=0.5) < b0
+
+
+def test_theorems_need_normalised_atoms_and_vkr_lowers_the_complexity_term():
+    Ks, y = _problem(m=80, p=6)
+    rad = rademacher_mc(Ks, 100).mean
+    kappa2 = np.einsum("kii->ki", Ks).max(axis=1)
+    vkr = solve_vkr(Ks, y, trace_bound(Ks), 1e-2, 1e-3)
+    l1 = l1_svm(Ks, y, beta=1e-3)
+    g, w = vkr_margins(vkr, Ks)
+    assert np.abs(g).max() <= 1 + 1e-12 and w.sum() == pytest.approx(1.0)
+    theorem1_bound(g, w, rad / kappa2, 0.1)
+    theorem2_bound(g, w, rad / kappa2, 0.1)
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        theorem1_bound(vkr_margins(vkr, Ks, kappa2=np.ones(6))[0] * 10, w, rad, 0.1)
+    with pytest.raises(ValueError, match="kappa2"):
+        vkr_margins(vkr, Ks[:, :10, :])
+    # Theorem 1's complexity term at rho = 1/A is 4 sum |alpha_kj| R_k: VKR's penalty makes it smaller
+    assert np.abs(vkr.coef).sum(axis=1) @ rad < np.abs(l1.coef).sum(axis=1) @ rad
 
 
 def test_estimator_predicts_from_support_only_and_pickles():
@@ -127,5 +187,31 @@ def test_bad_input():
         VKRClassifier(polynomial_bank([1])).fit(np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3)
     with pytest.raises(ValueError, match="polynomial"):
         VKRClassifier([Gaussian(1.0)], penalty="degree").fit(np.eye(4), [0, 1, 0, 1])
+    for kw, msg in [({"max_rounds": 0}, "max_rounds"), ({"cd_rounds": -5}, "cd_rounds"),
+                    ({"cd_rounds": 2.7}, "cd_rounds"), ({"max_rounds": True}, "max_rounds")]:
+        with pytest.raises(ValueError, match=msg):
+            solve_vkr(Ks, y, r, solver="cd", **kw)
+    with pytest.raises(ValueError, match="sample size"):
+        gaussian_bound([1.0], 0.1, 0)
+    with pytest.raises(ValueError, match="sample size"):
+        sigmoid_bound(1.0, 0.0, 0.1, 0)
+    with pytest.raises(ValueError, match="lin_complexity"):
+        sigmoid_bound(1.0, 0.0, -1.0, 10)
+    with pytest.raises(ValueError, match="empty"):
+        theorem1_bound([], [0.5, 0.5], [0.1, 0.1], 0.5)
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        theorem1_bound([np.nan, 0.5], [0.5, 0.5], [0.1, 0.1], 0.5)
+    with pytest.raises(ValueError, match="rho"):
+        theorem2_bound([0.5], [0.5, 0.5], [0.1, 0.1], float("nan"))
+    with pytest.raises(ValueError, match="complexities"):
+        theorem1_bound([0.5], [0.5, 0.5], [-0.1, 0.1], 0.5)
+    with pytest.raises(ValueError, match="radius"):
+        local_bound(Ks, np.nan)
+    with pytest.raises(ValueError, match="kappa"):
+        trace_bound(Ks, kappa=-1.0)
+    with pytest.raises(ValueError, match="kappa"):
+        local_bound(Ks, 0.1, kappa=[1.0, np.inf, 1.0])
+    with pytest.raises(ValueError, match="integers"):
+        pseudo_dimension(2.5, 3)
     solve_vkr(Ks, y, r, solver="cd")
     assert np.array_equal(Kc, Ks) and np.array_equal(yc, y)
