@@ -247,6 +247,9 @@ def _combine_sparse(Ks, mu):
     return np.tensordot(mu[nz], Ks[nz], axes=1)
 
 
+_MAX_MARGIN_CUTS = 1000   # margin cuts per SILP iteration before giving up (never reached in the book's runs)
+
+
 def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter):
     "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); returns an M3KResult."
     t0 = time.perf_counter()
@@ -273,7 +276,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
             upper, best = r.primal, (mu.copy(), r)
         cuts_b.append(b)
         cuts_u.append(u)
-        while True:                     # master LP: min theta s.t. theta >= b_s - mu . u_s / 2, mu . g_j >= gamma0
+        for _ in range(_MAX_MARGIN_CUTS + 1):   # master LP: min theta s.t. theta >= b_s - mu . u_s / 2, mu . g_j >= gamma0
             sig = max(1.0, max(cuts_b), 0.5 * max(float(np.max(v)) for v in cuts_u))
             rows = [np.c_[-0.5 * np.array(cuts_u) / sig, -np.ones(len(cuts_u))]]
             rhs = [-np.array(cuts_b) / sig]
@@ -294,7 +297,17 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
             if marg.mean() >= gamma0 - feas:
                 break
             gcuts.append(eta[:, np.arange(m), sel].mean(axis=1))   # the supergradient of (6) at mu_new
-        lower = max(lower, sig * float(min(lp.objective, lp.dual_objective)))
+        else:
+            raise SolverError(f"the SILP's margin cuts did not reach gamma0 = {gamma0:.6g} within {_MAX_MARGIN_CUTS} "
+                              "cuts in one iteration; lower gamma0 slightly or use solver='qclp'.")
+        # Lagrangian lower bound from the LP's multipliers, valid for any pi in the simplex and nu >= 0 (see the text)
+        lam = np.maximum(-np.asarray(lp.ineqlin, dtype=np.float64), 0.0)
+        ns = len(cuts_b)
+        pi = lam[:ns] / lam[:ns].sum() if lam[:ns].sum() > 0 else np.full(ns, 1.0 / ns)
+        vert = pi @ np.asarray(cuts_b) - 0.5 * (pi @ np.asarray(cuts_u))          # (p,): the bound at each vertex
+        if gcuts:
+            vert = vert - (sig * lam[ns:] / gs) @ (G - (gamma0 - feas))   # the level the weights are accepted at
+        lower = max(lower, float(vert.min()))
         gap = (upper - lower) / max(abs(upper), 1e-300)
         hist.append((lower, upper))
         if gap <= tol:
@@ -413,7 +426,7 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     tol = float(_check_positive(tol, "tol"))
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
-    if int(max_iter) < 1:
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
     gamma0, gmax, lp5 = _resolve_gamma0(gamma0, Ks, codes, classes, warn)
     from threadpoolctl import threadpool_limits
@@ -445,13 +458,19 @@ def gamma_tilde(Ks,  # (p, m, m) training stack
 def max_over_margin_set(Ks, y, u, gamma0) -> float:
     "`max mu . u` over `M_1 = {mu in Delta_1 : gamma_hat(K_mu) >= gamma0}` (the left side of Lemma 2), by HiGHS."
     Ks, codes, classes = _check_problem(Ks, y)
+    if isinstance(gamma0, bool) or not (isinstance(gamma0, numbers.Real) and np.isfinite(gamma0)):
+        raise ValueError(f"gamma0 must be a finite number (M_1 with gamma0 = -inf is the whole simplex: use max(u)); "
+                         f"got {gamma0!r}.")
+    u = np.asarray(u, dtype=np.float64).ravel()
+    if u.shape != (Ks.shape[0],) or not np.isfinite(u).all():
+        raise ValueError(f"u must be a finite vector with one entry per kernel ({Ks.shape[0]}); got shape {u.shape}.")
     eta = _eta(Ks, codes, classes.size)
     p, m, _ = eta.shape
     R, ii, _ = _margin_rows(eta, codes)
     n = R.shape[0]
     A = sp.vstack([sp.hstack([sp.csr_array(-R), sp.csr_array((np.ones(n), (np.arange(n), ii)), shape=(n, m))]),
                    sp.csr_array(np.r_[np.zeros(p), -np.ones(m) / m][None])]).tocsr()
-    lp = solve_lp(np.r_[-np.asarray(u, dtype=np.float64), np.zeros(m)], A, np.r_[np.zeros(n), -gamma0],
+    lp = solve_lp(np.r_[-u, np.zeros(m)], A, np.r_[np.zeros(n), -gamma0],
                   np.r_[np.ones(p), np.zeros(m)][None], [1.0], [(0, None)] * p + [(None, None)] * m, warn=False)
     if lp.x is None:
         raise ValueError(f"M_1 is empty for gamma0 = {gamma0:.6g} ({lp.status}): gamma0 is above the largest margin.")
@@ -522,6 +541,14 @@ def complexity_terms(traces,          # (p,) Tr[K_k] (or the stack (p, m, m))
 
 def theorem1_bound(margin_loss:float, rademacher:float, c:int, rho:float, m:int, delta:float=0.05) -> float:
     "Theorem 1, Eq. (8): `R(h) <= R_rho(h) + (2 c^2 / rho) R_S(H_X) + 3 sqrt(log(2/delta) / (2m))`."
+    if isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 2:
+        raise ValueError(f"c is the number of classes, an integer >= 2; got {c!r}.")
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+        raise ValueError(f"m is the sample size, a positive integer; got {m!r}.")
+    if not (isinstance(rho, numbers.Real) and rho > 0 and np.isfinite(rho)):
+        raise ValueError(f"rho is the margin, a finite number > 0; got {rho!r}.")
+    if not (isinstance(delta, numbers.Real) and 0 < delta < 1):
+        raise ValueError(f"delta is a probability in (0, 1); got {delta!r}.")
     return margin_loss + 2 * c ** 2 / rho * rademacher + 3 * np.sqrt(np.log(2 / delta) / (2 * m))
 
 
@@ -570,6 +597,8 @@ class M3KClassifier(ClassifierMixin, KernelStackEstimator):
 
     def _gamma0(self, Ks, y):
         g = self.gamma0
+        if isinstance(g, bool):
+            raise ValueError(f"gamma0 must be a number, 'max' or None; got the boolean {g!r}.")
         if not self.relative or g is None or isinstance(g, str):
             return g
         if not (isinstance(g, numbers.Real) and g <= 1):

@@ -7,7 +7,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mklbook.kernels import Gaussian, KernelBank, gaussian_bank
 from mklbook.m3k import (M3KClassifier, complexity_terms, empirical_margin, eta_coefficients, gamma_tilde,
-                         lemma2_dual, lemma3_value, max_kernel_margin, solve_m3k)
+                         lemma2_dual, lemma3_value, max_kernel_margin, max_over_margin_set, solve_m3k, theorem1_bound)
+from mklbook.m3k_experiments import UniformCSClassifier
+from mklbook.solvers import crammer_singer_dual
 
 
 def _problem(m=36, seed=0, c=3):
@@ -19,7 +21,7 @@ def _problem(m=36, seed=0, c=3):
 
 
 # All of scikit-learn's checks apply (binary and multi-class); no exception is needed.
-@parametrize_with_checks([M3KClassifier([Gaussian(0.1), Gaussian(1.0)])])
+@parametrize_with_checks([M3KClassifier([Gaussian(0.1), Gaussian(1.0)]), UniformCSClassifier([Gaussian(0.1), Gaussian(1.0)])])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -33,7 +35,7 @@ def test_silp_matches_qclp(gamma0):
     b = solve_m3k(Ks, y, C=1.0, gamma0=g0, solver="qclp", tol=1e-7)
     assert a.status == b.status == "optimal"
     assert a.objective == pytest.approx(b.objective, rel=1e-5)
-    assert a.lower <= a.objective <= a.upper * (1 + 1e-12)
+    assert a.lower <= b.objective * (1 + 1e-6) and b.objective <= a.upper * (1 + 1e-6)   # the bracket holds the QCLP optimum
     if g0 is not None:
         assert a.margin >= a.gamma0 - 1e-8
 
@@ -101,6 +103,45 @@ def test_bad_input():
         solve_m3k(Ks + np.triu(np.ones(36), 1)[None], y)
     with pytest.raises(ValueError, match="relative=True"):
         M3KClassifier(gamma0=2.0, relative=True).fit(np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2)
+    Xr, yr = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    for rel in (False, True):
+        with pytest.raises(ValueError, match="boolean"):
+            M3KClassifier(gamma0=True, relative=rel).fit(Xr, yr)
+    for mi in ("a", 0.5, 0, True):
+        with pytest.raises(ValueError, match="max_iter must be"):
+            solve_m3k(Ks, y, max_iter=mi)
+    for kw, msg in ((dict(rho=0.0), "rho"), (dict(delta=3.0), "delta"), (dict(c=1.5), "c is"), (dict(m=0), "m is")):
+        args = dict(margin_loss=0.1, rademacher=0.2, c=3, rho=1.0, m=45) | kw
+        with pytest.raises(ValueError, match=msg):
+            theorem1_bound(**args)
+    with pytest.raises(ValueError, match="gamma0 must be a finite"):
+        max_over_margin_set(Ks, y, np.ones(4), None)
+    with pytest.raises(ValueError, match="one entry per kernel"):
+        max_over_margin_set(Ks, y, np.ones(3), 0.0)
+
+
+def test_silp_lower_bound_is_below_the_qclp_optimum():
+    "The Lagrangian lower bound (from the master LP's multipliers) never exceeds the optimum found by the QCLP."
+    Ks, y = _problem()
+    gmax = max_kernel_margin(Ks, y).objective
+    for g0 in (None, 0.5 * gmax, 0.9 * gmax):
+        q = solve_m3k(Ks, y, gamma0=g0, solver="qclp", tol=1e-8)
+        for mi in (1, 2, 3, 50):
+            r = solve_m3k(Ks, y, gamma0=g0, tol=1e-8, max_iter=mi, warn=False)
+            assert r.lower <= q.objective + 1e-6 * abs(q.objective) <= r.upper + 2e-6 * abs(q.objective)
+        assert r.status == "optimal"
+
+
+def test_uniform_cs_is_crammer_singer_on_the_mean_kernel():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    bank = gaussian_bank([0.05, 0.5, 2.0])
+    est = UniformCSClassifier(bank, C=2.0, tol=1e-9).fit(X, y)
+    K = KernelBank(bank, normalize="diagonal", center=True).fit_transform(X).mean(axis=0)
+    np.testing.assert_allclose(est.decision_function(X), K @ crammer_singer_dual(K, y, C=2.0, tol=1e-9).tau, atol=1e-6)
+    one = UniformCSClassifier(bank[:1], C=2.0, tol=1e-8).fit(X, y)
+    mc = M3KClassifier(bank[:1], C=2.0, gamma0=None, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(one.decision_function(X), mc.decision_function(X), atol=1e-5)
 
 
 def test_estimator_multiclass_and_binary():
