@@ -72,7 +72,8 @@ def _cmd_reproduce(args) -> int:
             return 2
         import joblib
         client = Client(args.scheduler)
-        backend = joblib.parallel_backend("dask")
+        backend = lambda: joblib.parallel_config(backend="dask")   # a fresh context per part: one
+        # parallel_backend object switches the backend off when its first `with` exits
         print(f"sending fits to the Dask scheduler at {args.scheduler} ({len(client.scheduler_info()['workers'])} workers)")
     n_jobs = args.n_jobs if not args.scheduler else (args.n_jobs or -1)
     for name in parts:
@@ -80,13 +81,15 @@ def _cmd_reproduce(args) -> int:
         print(f"== {name}: {registry[name]['description']} ({'quick' if args.quick else 'full'})")
         func = registry[name]["func"]
         if backend is not None:
-            with backend:
+            with backend():
                 files = func(out, quick=args.quick, n_jobs=n_jobs)
         else:
             files = func(out, quick=args.quick, n_jobs=n_jobs)
         for f in files:
             print(f"   wrote {f}")
         print(f"   done in {time.perf_counter() - t0:.1f} s")
+    if args.scheduler:
+        client.close()
     return 0
 
 
