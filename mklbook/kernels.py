@@ -17,7 +17,7 @@ __all__ = [
     "check_array_2d", "check_stack", "check_label_vector", "check_binary_labels", "check_multiclass_labels",
     "check_weights",
     "Kernel", "Linear", "Polynomial", "Gaussian", "Sigmoid", "RankOne", "Precomputed",
-    "gaussian_bank", "polynomial_bank", "rank_one_bank", "KernelBank",
+    "gaussian_bank", "polynomial_bank", "rank_one_bank", "kernel_list", "KernelBank",
     "center", "center_test", "centered_gram", "centered_products", "combine", "is_psd", "FeatureStack", "stack_combine", "stack_quad",
 ]
 
@@ -25,7 +25,8 @@ __all__ = [
 __all__ = ['check_array_2d', 'check_stack', 'check_label_vector', 'check_binary_labels', 'check_multiclass_labels',
            'check_weights', 'Kernel', 'Linear', 'Polynomial', 'Gaussian', 'Sigmoid', 'RankOne', 'Precomputed',
            'gaussian_bank', 'polynomial_bank', 'rank_one_bank', 'center', 'center_test', 'centered_products',
-           'centered_gram', 'combine', 'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad', 'KernelBank']
+           'centered_gram', 'combine', 'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad', 'kernel_list',
+           'KernelBank']
 
 # %% ../nbs/00_kernels.ipynb #7b4a3ed7
 def _finite_or_raise(a: np.ndarray, name: str):
@@ -519,6 +520,21 @@ def stack_quad(Ks, alpha) -> np.ndarray:
 _NORMALIZATIONS = (None, "none", "trace", "diagonal", "frobenius")
 
 
+def kernel_list(kernels, n_features: int = 1, owner: str = "KernelBank") -> list:
+    """A bank's kernels as a validated list; `None` is the default bank, Gaussian `gamma = 2^k / d` for k = -3..3
+    (widths spread around 1/d on standardised features)."""
+    if kernels is None:
+        kernels = gaussian_bank(2.0 ** np.arange(-3, 4) / n_features)
+    kernels = [kernels] if isinstance(kernels, Kernel) else list(kernels)
+    if not kernels:
+        raise ValueError(f"{owner} has an empty kernel list; give at least one kernel, e.g. [Gaussian(1.0)].")
+    for k in kernels:
+        if not isinstance(k, Kernel):
+            raise TypeError(f"{k!r} is not a mklbook kernel; wrap a custom matrix in Precomputed(K) or use one "
+                            "of Linear, Polynomial, Gaussian, Sigmoid, RankOne.")
+    return kernels
+
+
 class KernelBank(TransformerMixin, BaseEstimator):
     """A list of kernels fitted on training inputs: `fit_transform(X)` gives the train stack `(p, m, m)`,
     `transform(X)` the test stack `(p, n, m)`, both centered and normalised with training statistics.
@@ -534,19 +550,7 @@ class KernelBank(TransformerMixin, BaseEstimator):
 
     # -- helpers ---------------------------------------------------------------------------------------
     def _kernel_list(self):
-        kernels = self.kernels
-        if kernels is None:   # the default: Gaussian widths spread around 1/d on standardised features
-            d = getattr(self, "_n_features_hint", 1)
-            kernels = gaussian_bank(2.0 ** np.arange(-3, 4) / d)
-        if isinstance(kernels, Kernel):
-            kernels = [kernels]
-        kernels = list(kernels)
-        if not kernels:
-            raise ValueError("KernelBank has an empty kernel list; give at least one kernel, e.g. [Gaussian(1.0)].")
-        for k in kernels:
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{k!r} is not a mklbook kernel; wrap a custom matrix in Precomputed(K) or use one "
-                                "of Linear, Polynomial, Gaussian, Sigmoid, RankOne.")
+        kernels = kernel_list(self.kernels, getattr(self, "_n_features_hint", 1))
         if self.normalize not in _NORMALIZATIONS:
             raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
         return kernels

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import _align_from_stats, _alignf_from_stats, combined_alignment, target_matrix
-from .kernels import FeatureStack, Gaussian, Kernel, check_array_2d, gaussian_bank
+from .kernels import FeatureStack, Gaussian, check_array_2d, kernel_list
 
 __all__ = ["LowRankBank", "FeatureMoments", "accumulate_moments", "feature_moments", "lowrank_alignment_stats",
            "LowRankAlignMKL"]
@@ -49,14 +49,8 @@ class LowRankBank(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def _kernel_list(self, d):
-        kernels = gaussian_bank(2.0 ** np.arange(-3, 4) / d) if self.kernels is None else self.kernels
-        kernels = [kernels] if isinstance(kernels, Kernel) else list(kernels)
-        if not kernels:
-            raise ValueError("LowRankBank has an empty kernel list; give at least one kernel, e.g. [Gaussian(1.0)].")
+        kernels = kernel_list(self.kernels, d, owner="LowRankBank")
         for k in kernels:
-            if not isinstance(k, Kernel):
-                raise TypeError(f"{k!r} is not a mklbook kernel; use Gaussian, Polynomial, Linear, ... from "
-                                "mklbook.kernels.")
             if not getattr(k, "is_psd", True):
                 raise ValueError(f"{k!r} is not positive semi-definite: it has no feature map (its Nystroem matrix "
                                  "W has negative eigenvalues). Remove it from the bank.")
