@@ -34,12 +34,16 @@ class KernelStackEstimator(BaseEstimator):
         self.bank_ = KernelBank(self.kernels, normalize=self.normalize, center=self.center)
         Ks = self.bank_.fit_transform(X)
         if self._requires_psd:
-            bad = [repr(k) for k in self.bank_.kernels_ if not getattr(k, "is_psd", True)]
-            if bad:
-                raise ValueError(f"{type(self).__name__} needs positive semi-definite kernels, but {', '.join(bad)} "
-                                 "is not PSD (its combination would make the kernel machine non-convex). Remove it, or "
-                                 "use a method that accepts any similarity, such as VKR (mklbook.vkr).")
+            self._refuse_non_psd()
         return Ks
+
+    def _refuse_non_psd(self, why: str = "its combination would make the kernel machine non-convex"):
+        "Raise, naming them, if the fitted bank `bank_` holds kernels that are not positive semi-definite."
+        bad = [repr(k) for k in self.bank_.kernels_ if not getattr(k, "is_psd", True)]
+        if bad:
+            raise ValueError(f"{type(self).__name__} needs positive semi-definite kernels, but {', '.join(bad)} "
+                             f"is not PSD ({why}). Remove it, or use a method that accepts any similarity, such as "
+                             "VKR (mklbook.vkr).")
 
     def _test_stack(self, X) -> np.ndarray:
         "The test stack `(p, n, m)` of validated inputs against the training points."

@@ -662,12 +662,7 @@ class _FKLBase(_PEPBase):
         kernels = pep_bank(X) if self.kernels is None else self.kernels
         self.bank_ = KernelBank(kernels, normalize="trace", center=False)
         Ks = self.bank_.fit_transform(X) * m
-        # the PSD check of KernelStackEstimator._fit_bank, which needs `normalize`/`center` parameters FKL does not have
-        bad = [repr(k) for k in self.bank_.kernels_ if not getattr(k, "is_psd", True)]
-        if bad:
-            raise ValueError(f"{type(self).__name__} needs positive semi-definite kernels, but {', '.join(bad)} is not "
-                             "PSD (the PEP and the SVM both need PSD kernels). Remove it, or use a method that accepts "
-                             "any similarity, such as VKR (mklbook.vkr).")
+        self._refuse_non_psd("the PEP and the SVM both need PSD kernels")
         return Ks
 
     def fit(self, X, y):
