@@ -25,7 +25,7 @@ from .solvers import (SolverError, SolverResult, _check_positive, _cs_project, _
 __all__ = ['eta_coefficients', 'empirical_margin', 'kernel_margins', 'MarginResult', 'max_kernel_margin', 'M3KResult',
            'qclp_problem', 'solve_m3k', 'rademacher_exact', 'gamma_tilde', 'max_over_margin_set', 'lemma2_dual',
            'lemma3_value', 'ComplexityTerms', 'complexity_terms', 'theorem1_bound', 'theorem2_bound', 'theorem3_bound',
-           'M3KClassifier']
+           'CrammerSingerScores', 'M3KClassifier']
 
 # %% ../nbs/40_m3k.ipynb #fc7986fe
 def _check_problem(Ks, y, psd: bool = False):
@@ -576,7 +576,22 @@ def theorem3_bound(margin_loss:float, terms:ComplexityTerms, c:int, rho:float, m
     return theorem1_bound(margin_loss, rad, c, rho, m, delta)
 
 # %% ../nbs/40_m3k.ipynb #f1d91cd7
-class M3KClassifier(ClassifierMixin, KernelStackEstimator):
+class CrammerSingerScores:
+    """Prediction for a Crammer-Singer machine on `K_mu` (needs `weights_`, `tau_`, `classes_`): scores
+    `f_r(x) = sum_k mu_k K_k(x, X_train) tau[:, r]` and the class of the largest."""
+
+    def decision_function(self, X):
+        "Scores `(n, c)`; binary: `f_1 - f_0`, `(n,)`."
+        F = self._combined_test_kernel(X) @ self.tau_
+        return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
+
+    def predict(self, X):
+        "`classes_[argmax_r f_r(x)]`."
+        F = self._combined_test_kernel(X) @ self.tau_
+        return self.classes_[np.argmax(F, axis=1)]
+
+
+class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     """M3K (Cortes, Mohri & Rostamizadeh 2013) on a kernel bank: mu and the multi-class SVM of (7) learned jointly,
     with the empirical multi-class kernel margin (6) of `K_mu` at least gamma0. Binary and multi-class.
 
@@ -630,13 +645,3 @@ class M3KClassifier(ClassifierMixin, KernelStackEstimator):
         self.weights_, self.tau_ = self.result_.weights, self.result_.tau
         self.n_iter_ = self.result_.n_iter
         return self
-
-    def decision_function(self, X):
-        "Scores `f_r(x) = sum_k mu_k K_k(x, X_train) tau[:, r]`, `(n, c)`; binary: `f_1 - f_0`, `(n,)`."
-        F = self._combined_test_kernel(X) @ self.tau_
-        return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
-
-    def predict(self, X):
-        "`classes_[argmax_r f_r(x)]`."
-        F = self._combined_test_kernel(X) @ self.tau_
-        return self.classes_[np.argmax(F, axis=1)]

@@ -20,7 +20,7 @@ from .alignment import AlignMKL
 from .data import load_dataset, subsample
 from .estimators import KernelStackEstimator
 from .kernels import gaussian_bank
-from .m3k import M3KClassifier
+from .m3k import CrammerSingerScores, M3KClassifier
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
 from .solvers import crammer_singer_dual
 
@@ -46,7 +46,7 @@ def _quick_note(quick: bool) -> str:
             if quick else f"1000 points, C in {{{', '.join(f'{c:g}' for c in C_GRID)}}}")
 
 
-class UniformCSClassifier(ClassifierMixin, KernelStackEstimator):
+class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     """Crammer–Singer SVM (no bias) on the uniform combination `K = (1/p) sum_k K_k` of the bank M3K uses: M3K's
     machine with mu fixed at the centre of the simplex, the multi-class table's *unif* column."""
 
@@ -75,16 +75,6 @@ class UniformCSClassifier(ClassifierMixin, KernelStackEstimator):
                           ConvergenceWarning, stacklevel=2)
         self.tau_ = self.result_.tau
         return self
-
-    def decision_function(self, X):
-        "Scores `f_r(x) = (1/p) sum_k K_k(x, X_train) tau[:, r]`, `(n, c)`; binary: `f_1 - f_0`, `(n,)`."
-        F = self._combined_test_kernel(X) @ self.tau_
-        return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
-
-    def predict(self, X):
-        "`classes_[argmax_r f_r(x)]`."
-        F = self._combined_test_kernel(X) @ self.tau_
-        return self.classes_[np.argmax(F, axis=1)]
 
 # %% auto #0
 __all__ = ['PAPER_TABLE1', 'PAPER_TABLE2', 'C_GRID', 'GAMMA0_GRID', 'UniformCSClassifier', 'table1_methods', 'run_table1',
