@@ -215,18 +215,28 @@ class M3KResult(SolverResult):
         return self.classes[np.argmax(self.decision_function(Ks_test), axis=1)]
 
 
-def _resolve_gamma0(gamma0, Ks, codes, classes, warn):
-    "`(gamma0, gamma_max, LP (5) result or None)`; an infeasible gamma0 raises, naming the largest feasible value."
-    if gamma0 is None or (isinstance(gamma0, numbers.Real) and not isinstance(gamma0, bool) and gamma0 == -np.inf):
+def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
+    """`(gamma0, gamma_max, LP (5) result or None)`; with `relative`, a number f <= 1 means `f * gamma_max` (one LP (5)
+    solve serves both the scaling and the feasibility check); an infeasible gamma0 raises, naming the largest value."""
+    if isinstance(gamma0, bool):
+        raise ValueError(f"gamma0 must be a number, 'max' or None; got the boolean {gamma0!r}.")
+    if gamma0 is None or (isinstance(gamma0, numbers.Real) and gamma0 == -np.inf):
         return -np.inf, np.nan, None
     if not (isinstance(gamma0, str) and gamma0 == "max") and not (
             isinstance(gamma0, numbers.Real) and not isinstance(gamma0, bool) and np.isfinite(gamma0)):
         raise ValueError(f"gamma0 must be a finite number, 'max' (the largest feasible margin) or None / -inf "
                          f"(no margin constraint: MCMKL); got {gamma0!r}.")
+    if relative and not isinstance(gamma0, str) and gamma0 > 1:
+        raise ValueError(f"with relative=True, gamma0 is a fraction f <= 1 of gamma_max; got {gamma0!r}.")
     lp = max_kernel_margin(Ks, classes[codes], q=1, warn=warn)
     gmax = lp.objective
     if gamma0 == "max":
         return gmax, gmax, lp
+    if relative:
+        if gmax <= 0:
+            raise ValueError(f"the largest margin is gamma_max = {gmax:.3g} <= 0: a relative gamma0 is meaningless; "
+                             "give an absolute one (relative=False).")
+        gamma0 = gamma0 * gmax
     slack = 1e-9 * max(1.0, abs(gmax))
     if gamma0 > gmax + slack:
         raise ValueError(f"gamma0 = {gamma0:.6g} is infeasible: the largest empirical multi-class kernel margin (6) "
@@ -418,6 +428,7 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               cs_max_iter:int|None=None, # example updates per Crammer-Singer solve (default: its own)
               time_limit:float|None=None, # seconds for the generic solver (qclp)
               blas_threads:int|None=1, # BLAS threads during the solve (None: leave as is); see the text
+              relative:bool=False, # a number gamma0 = f means f * gamma_max (f <= 1), gamma_max from LP (5)
              ) -> M3KResult:
     """M3K (7): `min_{mu in Delta_1, gamma_hat(K_mu) >= gamma0} max_{tau_i <= C e_{y_i}, 1'tau_i = 0}
     sum_i tau_{i,y_i} - 1/2 sum_k mu_k <K_k, tau tau'>_F`; gamma0 = -inf is MCMKL (Zien & Ong 2007)."""
@@ -428,7 +439,7 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
-    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, Ks, codes, classes, warn)
+    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=relative)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if solver == "silp":
@@ -577,8 +588,17 @@ def theorem3_bound(margin_loss:float, terms:ComplexityTerms, c:int, rho:float, m
 
 # %% ../nbs/40_m3k.ipynb #f1d91cd7
 class CrammerSingerScores:
-    """Prediction for a Crammer-Singer machine on `K_mu` (needs `weights_`, `tau_`, `classes_`): scores
+    """Fitting prologue and prediction for a Crammer-Singer machine on `K_mu` (needs `weights_`, `tau_`, `classes_`): scores
     `f_r(x) = sum_k mu_k K_k(x, X_train) tau[:, r]` and the class of the largest."""
+
+    def _prepare_fit(self, X, y):
+        "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank)`."
+        X, y = self._validate_fit(X, y)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
+        return y, self._fit_bank(X)
 
     def decision_function(self, X):
         "Scores `(n, c)`; binary: `f_1 - f_0`, `(n,)`."
@@ -610,33 +630,15 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _gamma0(self, Ks, y):
-        g = self.gamma0
-        if isinstance(g, bool):
-            raise ValueError(f"gamma0 must be a number, 'max' or None; got the boolean {g!r}.")
-        if not self.relative or g is None or isinstance(g, str):
-            return g
-        if not (isinstance(g, numbers.Real) and g <= 1):
-            raise ValueError(f"with relative=True, gamma0 is a fraction f <= 1 of gamma_max; got {g!r}.")
-        gmax = max_kernel_margin(Ks, y, warn=False).objective
-        if gmax <= 0:
-            raise ValueError(f"the largest margin is {gmax:.3g} <= 0: a relative gamma0 is meaningless; give an absolute one.")
-        return g * gmax
-
     def fit(self, X, y):
         "Build the bank on `X`, solve M3K (7) by the SILP, keep mu (`weights_`) and the dual `tau_` (m, c)."
-        X, y = self._validate_fit(X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
-        Ks = self._fit_bank(X)
+        y, Ks = self._prepare_fit(X, y)
         if (np.einsum("kii->k", Ks) <= 0).any():
             bad = np.flatnonzero(np.einsum("kii->k", Ks) <= 0).tolist()
             raise ValueError(f"kernel(s) {bad} vanish on the training set (zero trace); drop them from the bank.")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
-            self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self._gamma0(Ks, y), tol=self.tol,
+            self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
                                      max_iter=self.max_iter, warn=False)
         if self.result_.status != "optimal":
             warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "

@@ -14,7 +14,6 @@ from sklearn.datasets import load_digits, load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.multiclass import check_classification_targets
 
 from .alignment import AlignMKL
 from .data import load_dataset, subsample
@@ -59,12 +58,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
 
     def fit(self, X, y):
         "Build the bank on `X` (centered, unit diagonal by default) and solve the Crammer–Singer dual on its mean."
-        X, y = self._validate_fit(X, y)
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
-        Ks = self._fit_bank(X)
+        y, Ks = self._prepare_fit(X, y)
         self.weights_ = np.full(Ks.shape[0], 1.0 / Ks.shape[0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name

@@ -155,3 +155,21 @@ def test_estimator_multiclass_and_binary():
     yb = (y == 2).astype(int)
     b = M3KClassifier().fit(X, yb)
     assert b.decision_function(X).shape == (150,) and b.score(X, yb) > 0.9
+
+
+def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypatch):
+    import mklbook.m3k as m3k
+    Ks, y = _problem()
+    gmax = max_kernel_margin(Ks, y).objective
+    direct = solve_m3k(Ks, y, C=1.0, gamma0=0.5 * gmax, tol=1e-7)
+    calls = []
+    real = m3k.max_kernel_margin
+    monkeypatch.setattr(m3k, "max_kernel_margin", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rel = solve_m3k(Ks, y, C=1.0, gamma0=0.5, relative=True, tol=1e-7)
+    assert len(calls) == 1                                    # one LP (5) for the scaling and the feasibility check
+    assert rel.gamma0 == pytest.approx(0.5 * gmax, rel=1e-12)
+    assert rel.objective == pytest.approx(direct.objective, rel=1e-6)
+    np.testing.assert_allclose(rel.weights, direct.weights, atol=1e-4)
+    with pytest.raises(ValueError, match="fraction f <= 1"):
+        solve_m3k(Ks, y, gamma0=1.5, relative=True)
+    assert solve_m3k(Ks, y, gamma0=None, relative=True).gamma0 == -np.inf   # MCMKL is unaffected by relative
