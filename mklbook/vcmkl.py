@@ -87,7 +87,8 @@ class VCMKLProblem:
     def c_minus(self): return (1.0 - self.gamma) / self.l
     @property
     def n_min(self):
-        "Negatives each hidden subgroup must carry: the least integer above `l nu_m / (2(1-gamma))` (Dual feasibility)."
+        """Negatives each hidden subgroup must carry: the least integer *strictly* above `v = l nu_m / (2(1-gamma))`
+        (Dual feasibility needs `>= v`; strictly above keeps the offsets b_m, rho_m determined, see the text)."""
         return np.floor(self.nu * self.l / (2.0 * (1.0 - self.gamma))) + 1.0
 
 
