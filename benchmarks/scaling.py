@@ -55,7 +55,7 @@ def _maxrss_mib():
 def child(kind, m, mode, out):
     "One measurement in this (fresh) process; writes a, M, mu and timings to `out` (.npz) and prints JSON."
     import warnings
-    from mklbook.alignment import _alignf_from_stats, alignment_stats
+    from mklbook.alignment import alignf_from_stats, alignment_stats
     X, y = _data(kind, m)
     base = _maxrss_mib()
     info = {"m": m, "mode": mode, "baseline_mib": base}
@@ -84,7 +84,7 @@ def child(kind, m, mode, out):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = _alignf_from_stats(a, M, y)
+        res = alignf_from_stats(a, M, y)
     info["alignf_s"] = time.perf_counter() - t0
     info["status"] = res.status
     info["peak_mib"] = _maxrss_mib()

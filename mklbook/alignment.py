@@ -26,9 +26,9 @@ __all__ = ["alignment", "target_matrix", "alignment_stats", "combined_alignment"
            "AlignmentKRRResult", "alignment_krr", "AlignMKL", "AlignmentKRR"]
 
 # %% auto #0
-__all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment', 'align_weights', 'linear_alignment_weights',
-           'AlignfResult', 'kkt_residual', 'nonneg_quadratic', 'alignf_weights', 'AlignmentKRRResult', 'alignment_krr',
-           'AlignMKL', 'AlignmentKRR']
+__all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment', 'align_weights', 'align_from_stats',
+           'linear_alignment_weights', 'AlignfResult', 'kkt_residual', 'nonneg_quadratic', 'alignf_weights',
+           'alignf_from_stats', 'AlignmentKRRResult', 'alignment_krr', 'AlignMKL', 'AlignmentKRR']
 
 # %% ../nbs/10_alignment.ipynb #8ff3d624
 def alignment(K1, K2, centered: bool = True) -> float:
@@ -136,10 +136,10 @@ def align_weights(Ks, y, q: float = 2.0) -> np.ndarray:
     if not q > 1:
         raise ValueError(f"q must be > 1 (q = 1 puts all the weight on the best kernel: use q close to 1); got {q}.")
     a, M = alignment_stats(Ks, y)
-    return _align_from_stats(a, M, y, q)
+    return align_from_stats(a, M, y, q)
 
 
-def _align_from_stats(a, M, y, q=2.0):
+def align_from_stats(a, M, y, q=2.0):
     rho = _kernel_alignments(a, M, y)
     if (rho < -1e-12).any():
         raise ValueError(f"kernel(s) {np.flatnonzero(rho < -1e-12).tolist()} have negative alignment with the target, "
@@ -227,10 +227,10 @@ def nonneg_quadratic(M, a, tol: float = 1e-10, max_refine: int = 20) -> tuple[np
 def alignf_weights(Ks, y, tol: float = 1e-8) -> AlignfResult:
     "alignf (Prop. 9): `v = argmin_{v>=0} v^T M v - 2 v^T a`, `mu = v / ||v||`, certified by the KKT residual of (7)."
     a, M = alignment_stats(Ks, y)
-    return _alignf_from_stats(a, M, y, tol)
+    return alignf_from_stats(a, M, y, tol)
 
 
-def _alignf_from_stats(a, M, y, tol=1e-8):
+def alignf_from_stats(a, M, y, tol=1e-8):
     _kernel_alignments(a, M, y)                                 # warns about constant kernels, raises if all are
     v, res, n_ref = nonneg_quadratic(M, a, tol=min(tol, 1e-10))
     nv = np.linalg.norm(v)
@@ -341,11 +341,11 @@ class AlignMKL(CombinedKernelModel):
         if self.method == "unif":
             mu = np.full(p, 1.0 / np.sqrt(p))
         elif self.method == "align":
-            mu = _align_from_stats(a, M, Y)
+            mu = align_from_stats(a, M, Y)
         elif self.method == "linear":
             mu = _linear_from_stats(a, M)
         else:
-            self.alignf_ = _alignf_from_stats(a, M, Y)
+            self.alignf_ = alignf_from_stats(a, M, Y)
             mu = self.alignf_.weights
         self.alignment_ = combined_alignment(mu, a, M, Y)
         return mu

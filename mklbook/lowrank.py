@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from .alignment import _align_from_stats, _alignf_from_stats, combined_alignment, target_matrix
+from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
 from .kernels import FeatureStack, Gaussian, check_array_2d, kernel_list
 
 __all__ = ["LowRankBank", "FeatureMoments", "accumulate_moments", "feature_moments", "lowrank_alignment_stats",
@@ -313,9 +313,9 @@ class LowRankAlignMKL(BaseEstimator):
             mu = np.where(dead, 0.0, 1.0)
             mu /= np.linalg.norm(mu)
         elif self.method == "align":
-            mu = _align_from_stats(a, M, Y)
+            mu = align_from_stats(a, M, Y)
         else:
-            self.alignf_ = _alignf_from_stats(a, M, Y)
+            self.alignf_ = alignf_from_stats(a, M, Y)
             mu = self.alignf_.weights
         self.mu_ = mu
         self.alignment_ = combined_alignment(mu, a, M, Y)

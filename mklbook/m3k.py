@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .estimators import KernelStackEstimator
 from .kernels import check_multiclass_labels, check_stack, check_weights
-from .solvers import (SolverError, SolverResult, _check_positive, _cs_project, _finish, crammer_singer_dual,
+from .solvers import (SolverError, SolverResult, check_positive, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
 # %% auto #0
@@ -182,7 +182,7 @@ def max_kernel_margin(Ks,               # (p, m, m) training kernel stack
     if q == 2 and res.objective <= 0:
         raise ValueError(f"the largest margin over ||mu||_2 <= 1 is {res.objective:.3g} <= 0: on the unit sphere the "
                          "problem is then not convex (the L2 relaxation is exact only for a positive margin); use q=1.")
-    return _finish(res, (bound - res.objective) / max(1.0, abs(res.objective)), tol, t0, warn)
+    return apply_certificate(res, (bound - res.objective) / max(1.0, abs(res.objective)), tol, t0, warn)
 
 # %% ../nbs/40_m3k.ipynb #b41d1ac9
 @dataclass(repr=False, eq=False)
@@ -332,7 +332,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     res.margin = float(_point_margins(eta if constrained else _eta(Ks, codes, c), mu_b, codes)[0].mean())
     if status != "optimal":
         res.message = f"the SILP stopped after max_iter={max_iter} cutting-plane iterations; raise max_iter or loosen tol."
-    return _finish(res, gap, tol, t0, warn, "max_iter")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter")
 
 # %% ../nbs/40_m3k.ipynb #09b99605
 def _factor(K, rtol: float = 1e-10):
@@ -384,14 +384,14 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
             prob.solve(solver=solver_name, **opts)
     except cp.error.SolverError as e:
         res.status, res.message = "error", str(e)
-        return _finish(res, np.inf, tol, t0, warn, "error")
+        return apply_certificate(res, np.inf, tol, t0, warn, "error")
     if parts["T"].value is None or any(k.dual_value is None for k in kcons):
         res.status, res.message = "error", f"cvxpy status {prob.status!r}"
-        return _finish(res, np.inf, tol, t0, warn, "error")
+        return apply_certificate(res, np.inf, tol, t0, warn, "error")
     mu = np.maximum(np.array([float(np.ravel(k.dual_value)[0]) for k in kcons]), 0.0)
     mu /= mu.sum()
     Y = np.eye(c)[codes]
-    T = _cs_project(np.asarray(parts["T"].value), codes, np.full(m, float(C)))
+    T = crammer_singer_project(np.asarray(parts["T"].value), codes, np.full(m, float(C)))
     b, u = _cs_cut(Ks, T, Y)
     lower_t = -0.5 * u
     extra = 0.0
@@ -413,7 +413,7 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
     if np.isfinite(gamma0) and res.margin < gamma0 - 1e-7 * max(1.0, abs(gmax)):
         res.message = f"the weights' margin {res.margin:.6g} is below gamma0 = {gamma0:.6g} (solver inaccuracy)."
         gap = max(gap, (gamma0 - res.margin) / max(1.0, abs(gmax)))
-    return _finish(res, gap, tol, t0, warn)
+    return apply_certificate(res, gap, tol, t0, warn)
 
 
 def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
@@ -433,8 +433,8 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     """M3K (7): `min_{mu in Delta_1, gamma_hat(K_mu) >= gamma0} max_{tau_i <= C e_{y_i}, 1'tau_i = 0}
     sum_i tau_{i,y_i} - 1/2 sum_k mu_k <K_k, tau tau'>_F`; gamma0 = -inf is MCMKL (Zien & Ong 2007)."""
     Ks, codes, classes = _check_problem(Ks, y, psd=check_psd)
-    C = float(_check_positive(C, "C"))
-    tol = float(_check_positive(tol, "tol"))
+    C = float(check_positive(C, "C"))
+    tol = float(check_positive(tol, "tol"))
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:

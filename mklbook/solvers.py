@@ -20,10 +20,10 @@ from sklearn.svm import SVC, SVR
 from .kernels import check_array_2d, check_binary_labels, check_multiclass_labels, check_stack
 
 # %% auto #0
-__all__ = ['SolverError', 'SolverResult', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual',
-           'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path', 'CrammerSingerResult',
-           'crammer_singer_dual', 'ProgramResult', 'solve_lp', 'CuttingPlaneResult', 'simplex_cutting_planes',
-           'solve_qp']
+__all__ = ['SolverError', 'SolverResult', 'apply_certificate', 'check_positive', 'KernelExpansionResult', 'SVMResult',
+           'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath',
+           'kernel_ridge_path', 'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult',
+           'solve_lp', 'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -86,7 +86,7 @@ class SolverResult:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-def _finish(res: SolverResult, gap: float, tol: float, t0: float, warn: bool, fail_status: str = "inaccurate"
+def apply_certificate(res: SolverResult, gap: float, tol: float, t0: float, warn: bool, fail_status: str = "inaccurate"
             ) -> SolverResult:
     "Fill in the certificate and the status it implies; warn (at the caller of the solver) when not optimal."
     res.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
@@ -94,7 +94,7 @@ def _finish(res: SolverResult, gap: float, tol: float, t0: float, warn: bool, fa
     if res.status not in _FAILED:
         res.status = "optimal" if res.gap <= tol else fail_status
     res.time = time.perf_counter() - t0
-    if warn:                                # frames: warn_if_not_optimal, _finish, the solver, its caller
+    if warn:                                # frames: warn_if_not_optimal, apply_certificate, the solver, its caller
         res.warn_if_not_optimal(stacklevel=4)
     return res
 
@@ -125,7 +125,7 @@ def _check_test_kernel(K_test, m: int, name: str = "K_test") -> np.ndarray:
     return check_stack(K_test, name=name, square=False, m=m)[0]
 
 
-def _check_positive(value, name: str, allow_zero: bool = False) -> float:
+def check_positive(value, name: str, allow_zero: bool = False) -> float:
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
     if not ok or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite number; "
@@ -136,7 +136,7 @@ def _check_positive(value, name: str, allow_zero: bool = False) -> float:
 def _check_C(C, m: int, name: str = "C") -> np.ndarray:
     "The box bound(s): a positive number or one positive bound per sample, as a vector of length `m`."
     if np.ndim(C) == 0:
-        return np.full(m, _check_positive(C, name))
+        return np.full(m, check_positive(C, name))
     Cv = np.asarray(C, dtype=np.float64)
     if Cv.shape != (m,):
         raise ValueError(f"{name} must be a positive number or a vector of {m} per-sample bounds; "
@@ -388,7 +388,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
     m = K.shape[0]
     y_pm, classes = check_binary_labels(y, m)
     Cv = _check_C(C, m)
-    tol = _check_positive(tol, "tol")
+    tol = check_positive(tol, "tol")
     if loss not in ("hinge", "squared_hinge"):
         raise ValueError(f"loss must be 'hinge' or 'squared_hinge'; got {loss!r}.")
     if loss == "hinge":
@@ -406,7 +406,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
     if gap > tol:
         res.message = _INDEFINITE if quad < -1e-12 * max(1.0, abs(dual)) else (
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
-    return _finish(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate")
 
 
 def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
@@ -424,8 +424,8 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
     m = K.shape[0]
     y = _check_targets(y, m)
     Cv = _check_C(C, m)
-    eps = _check_positive(epsilon, "epsilon", allow_zero=True)
-    tol = _check_positive(tol, "tol")
+    eps = check_positive(epsilon, "epsilon", allow_zero=True)
+    tol = check_positive(tol, "tol")
     (cert, beta, solver), n_iter, hit_max, gap = _libsvm_certified(
         lambda e: SVR(kernel="precomputed", C=1.0, epsilon=eps, tol=e, max_iter=max_iter), K, y, Cv,
         lambda b, b0: _svr_certificate(K, y, b, b0, Cv, eps), np.c_[-Cv, np.zeros(m), Cv], np.c_[y + eps, y - eps], tol)
@@ -435,7 +435,7 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
     if gap > tol:
         res.message = _INDEFINITE if quad < -1e-12 * max(1.0, abs(dual)) else (
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
-    return _finish(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate")
 
 # %% ../nbs/01_solvers.ipynb #89515718
 @dataclass(repr=False, eq=False)
@@ -462,7 +462,7 @@ def _krr_residual(K, y, alpha, bias, lam, fit_intercept) -> float:
 def _krr_inputs(K, y, tol):
     "Validated `(K, y, tol)` for the ridge solvers."
     K = _check_kernel(K)
-    return K, _check_targets(y, K.shape[0]), _check_positive(tol, "tol")
+    return K, _check_targets(y, K.shape[0]), check_positive(tol, "tol")
 
 
 def _krr_combine(sol, fit_intercept):
@@ -484,7 +484,7 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
     "Kernel ridge regression `min ||y - K a - b||^2 + lam a'Ka`: `a = (K + lam I)^{-1} (y - b 1)` by Cholesky."
     t0 = time.perf_counter()
     K, y, tol = _krr_inputs(K, y, tol)
-    m, lam = K.shape[0], _check_positive(lam, "lam")
+    m, lam = K.shape[0], check_positive(lam, "lam")
     A = K + lam * np.eye(m)
     try:
         cf = sla.cho_factor(A, lower=True, check_finite=False)
@@ -508,7 +508,7 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
     gap = _krr_residual(K, y, alpha, bias, lam, fit_intercept)
     if gap > tol:
         res.message = "K + lam I is too ill-conditioned for this tolerance; raise lam."
-    return _finish(res, gap, tol, t0, warn)
+    return apply_certificate(res, gap, tol, t0, warn)
 
 # %% ../nbs/01_solvers.ipynb #ef203ecd
 @dataclass(repr=False, eq=False)
@@ -579,7 +579,7 @@ def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetr
     gap = float(gaps.max())
     if gap > tol:
         res.message = f"the smallest lambdas ({lams[gaps > tol].tolist()}) leave K + lam I too ill-conditioned."
-    return _finish(res, gap, tol, t0, warn)
+    return apply_certificate(res, gap, tol, t0, warn)
 
 # %% ../nbs/01_solvers.ipynb #040aa007
 @dataclass(repr=False, eq=False)
@@ -611,7 +611,7 @@ class CrammerSingerResult(SolverResult):
         return self.classes[np.argmax(self.decision_function(K_test), axis=1)]
 
 # %% ../nbs/01_solvers.ipynb #0bc5de22
-def _cs_project(V, codes, Cv):
+def crammer_singer_project(V, codes, Cv):
     "Row-wise `argmin ||t - v||` s.t. `t <= C_i e_{y_i}`, `sum(t) = 0`: `t = min(C e_y, v - theta)` by sorting."
     n, c = V.shape
     rows = np.arange(n)
@@ -722,7 +722,7 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q):
                 Ta = np.minimum(T + s * D_, U)
                 Ta[ratio <= s] = U[ratio <= s]
                 cands.append((Ta, Y - K @ Ta))
-                Tp = _cs_project(Tn, codes, Cv)             # (b) projected Newton point, exact line search
+                Tp = crammer_singer_project(Tn, codes, Cv)             # (b) projected Newton point, exact line search
                 Dp = Tp - T
                 KD = K @ Dp
                 num, den = (G * Dp).sum(), (Dp * KD).sum()
@@ -796,7 +796,7 @@ def _cs_interior_point(L, codes, C, c):
         return None
     if T.value is None or not np.isfinite(T.value).all():
         return None
-    return _cs_project(np.asarray(T.value), codes, np.full(m, C))
+    return crammer_singer_project(np.asarray(T.value), codes, np.full(m, C))
 
 
 def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmetric PSD)
@@ -815,8 +815,8 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     K = _check_kernel(K)
     m = K.shape[0]
     codes, classes = check_multiclass_labels(y, m)
-    C = _check_positive(C, "C")
-    tol = _check_positive(tol, "tol")
+    C = check_positive(C, "C")
+    tol = check_positive(tol, "tol")
     max_iter = 100 * m if max_iter is None else int(max_iter)
     if max_iter < 0:
         raise ValueError(f"max_iter must be a non-negative integer; got {max_iter!r}.")
@@ -834,7 +834,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
         if not np.isfinite(T).all() or (T > U + 1e-12 * C).any() or np.abs(T.sum(axis=1)).max() > 1e-9 * C:
             raise ValueError("tau0 is not feasible (need tau_i <= C e_{y_i} and sum_r tau_ir = 0); pass a previous "
                              "solution's .tau, or None.")
-        T = _cs_project(T, codes, np.full(m, C))
+        T = crammer_singer_project(T, codes, np.full(m, C))
     q = max(1, min(int(working_set), m))
     # a conic program on K ~ L L' costs ~ m c r nonzeros: affordable up to _CS_IPM_BUDGET
     L = _pivoted_cholesky(K, rmax=max(0, _CS_IPM_BUDGET // (m * c) - 2)) if fallback else None
@@ -859,7 +859,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
         res.message = (f"stopped after max_iter={max_iter} example updates; raise max_iter or loosen tol"
                        + ("" if L is not None else " (the kernel's rank is too high for the interior-point fallback)")
                        + ".")
-    return _finish(res, gap, tol, t0, warn, "max_iter")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter")
 
 
 _CS_IPM_BUDGET = 200_000   # m * c * rank(K) above which the interior-point fallback is not attempted
@@ -987,7 +987,7 @@ def solve_lp(c,                   # (n,) cost vector: minimise c'x
     from the marginals: dual value `b_ub'y + b_eq'z + lb'l + ub'u`. Infeasible/unbounded: reported, `x = None`."""
     t0 = time.perf_counter()
     c, A_ub, b_ub, A_eq, b_eq, lb, ub = _lp_inputs(c, A_ub, b_ub, A_eq, b_eq, bounds)
-    tol = _check_positive(tol, "tol")
+    tol = check_positive(tol, "tol")
     feas = min(1e-7, tol / 10)
     opts = {"primal_feasibility_tolerance": feas, "dual_feasibility_tolerance": feas, **(options or {})}
     r = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=np.c_[lb, ub], method="highs", options=opts)
@@ -995,7 +995,7 @@ def solve_lp(c,                   # (n,) cost vector: minimise c'x
     if r.status != 0 or r.x is None:
         res.status = _LP_STATUS.get(r.status, "error")
         res.objective = {"infeasible": np.inf, "unbounded": -np.inf}.get(res.status, np.nan)
-        return _finish(res, np.inf, tol, t0, warn, res.status)
+        return apply_certificate(res, np.inf, tol, t0, warn, res.status)
     x = np.asarray(r.x, dtype=np.float64)
     y_ub = np.asarray(r.ineqlin.marginals) if A_ub is not None else None
     y_eq = np.asarray(r.eqlin.marginals) if A_eq is not None else None
@@ -1005,7 +1005,7 @@ def solve_lp(c,                   # (n,) cost vector: minimise c'x
     res.x, res.ineqlin, res.eqlin, res.lower, res.upper = x, y_ub, y_eq, z_lo, z_up
     res.objective, res.dual_objective, res.residuals = obj, dual, parts
     res.message = "" if max(parts.values()) <= tol else f"HiGHS reported optimal but the KKT residuals are {parts}."
-    return _finish(res, max(parts.values()), tol, t0, warn)
+    return apply_certificate(res, max(parts.values()), tol, t0, warn)
 
 # %% ../nbs/01_solvers.ipynb #b336f0d4
 @dataclass(repr=False, eq=False)
@@ -1032,7 +1032,7 @@ def simplex_cutting_planes(oracle,                   # x -> (h, g, payload) with
     p = x.size
     if (x < 0).any() or abs(x.sum() - 1.0) > 1e-9:
         raise ValueError("x0 must lie on the simplex (non-negative, summing to 1); e.g. np.full(p, 1 / p).")
-    tol = _check_positive(tol, "tol")
+    tol = check_positive(tol, "tol")
     if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
         raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
     hs, gs, hist = [], [], []
@@ -1064,7 +1064,7 @@ def simplex_cutting_planes(oracle,                   # x -> (h, g, payload) with
                              history=np.array(hist))
     if gap > tol:
         res.message = f"relative gap {gap:.1e} after {it} oracle calls; raise max_iter or loosen tol."
-    return _finish(res, gap, tol, t0, warn, "max_iter")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter")
 
 # %% ../nbs/01_solvers.ipynb #171002a5
 _QP_TOLERANCES = {
@@ -1113,7 +1113,7 @@ def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear 
     hi = np.full(n, np.inf) if ub is None else np.broadcast_to(np.asarray(ub, dtype=np.float64), (n,)).copy()
     if np.isnan(lo).any() or np.isnan(hi).any() or (lo > hi).any():
         raise ValueError("lb and ub must be free of NaN with lb <= ub (use -inf / inf for no bound).")
-    tol = _check_positive(tol, "tol")
+    tol = check_positive(tol, "tol")
     solver = (solver or "CLARABEL").upper()
     opts = {**_QP_TOLERANCES.get(solver, lambda t: {})(min(1e-9, tol / 100)), **(solver_options or {})}
     x = cp.Variable(n)
@@ -1133,14 +1133,14 @@ def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear 
         prob.solve(solver=solver, **opts)
     except cp.error.SolverError as e:
         res.status, res.message = "error", str(e)
-        return _finish(res, np.inf, tol, t0, warn, "error")
+        return apply_certificate(res, np.inf, tol, t0, warn, "error")
     st = prob.status
     res.n_iter = int(getattr(prob.solver_stats, "num_iters", 0) or 0)
     if st in ("infeasible", "infeasible_inaccurate", "unbounded", "unbounded_inaccurate") or x.value is None:
         res.status = {"i": "infeasible", "u": "unbounded"}.get(st[0], "error")
         res.objective = {"infeasible": np.inf, "unbounded": -np.inf}.get(res.status, np.nan)
         res.message = f"cvxpy status {st!r}"
-        return _finish(res, np.inf, tol, t0, warn, res.status)
+        return apply_certificate(res, np.inf, tol, t0, warn, res.status)
     xv = np.asarray(x.value, dtype=np.float64)
     duals = dict(zip(kinds, [np.atleast_1d(np.asarray(cn.dual_value, dtype=np.float64)) for cn in cons]))
     y_ub = -duals["ub"] if "ub" in duals else None     # cvxpy: P x + q + G'lam + A'nu - mu_lo + mu_up = 0
@@ -1155,4 +1155,4 @@ def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear 
     res.objective, res.dual_objective, res.residuals = obj, dual, parts
     if max(parts.values()) > tol:
         res.message = f"cvxpy status {st!r}; KKT residuals {parts}."
-    return _finish(res, max(parts.values()), tol, t0, warn, "max_iter" if st == "user_limit" else "inaccurate")
+    return apply_certificate(res, max(parts.values()), tol, t0, warn, "max_iter" if st == "user_limit" else "inaccurate")

@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mklbook.alignment import AlignMKL, _alignf_from_stats, alignment_stats
+from mklbook.alignment import AlignMKL, alignf_from_stats, alignment_stats
 from mklbook.kernels import Gaussian, KernelBank, Polynomial, Sigmoid, center, gaussian_bank
 from mklbook.lowrank import (LowRankAlignMKL, LowRankBank, accumulate_moments, feature_moments,
                              lowrank_alignment_stats)
