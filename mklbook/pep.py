@@ -28,7 +28,7 @@ from .solvers import SolverResult, svm_dual, svr_dual
 
 # %% auto #0
 __all__ = ['PEP_TAUS', 'PEP_DEGREES', 'top_eigen', 'empirical_pep', 'mehler_eigenvalues', 'gaussian_pep', 'theorem1_bound',
-           'corollary1_bound', 'theorem2_bound', 'corollary2_bound', 'rademacher_bound', 'FKLResult', 'fkl',
+           'corollary1_bound', 'theorem2_bound', 'corollary2_bound', 'rademacher_bound', 'FKLResult', 'fkl', 'fkl_path',
            'polynomial_scale', 'pep_bank', 'IFKLResult', 'ifkl', 'FKLClassifier', 'FKLRegressor', 'IFKLClassifier',
            'IFKLRegressor']
 
@@ -385,6 +385,109 @@ def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, w
                     task=task, n_iter=cp_.n_iter, n_solves=cp_.n_iter, history=cp_.history, classes=classes)
     return _finish_result(res, cp_.gap, tol, t0, warn, "fkl-silp")
 
+# %% ../nbs/30_pep.ipynb #6fa0082c
+class _CutPool:
+    "Machine solves on one stack, reusable as FKL cuts for any (lam, t): `P(d') >= h_j - d'(q_j/2 + lam beta)`."
+
+    def __init__(self, Ks, y, C, task, epsilon, svm_tol):
+        self.Ks, self.y, self.C, self.task, self.epsilon, self.svm_tol = Ks, y, C, task, epsilon, svm_tol
+        self.h, self.q, self.d, self.machines = [], [], [], []
+
+    def solve(self, d):
+        "One machine solve at `d`: adds the cut (h, q) and keeps the machine as a candidate."
+        r, W, quad = _machine(self.Ks, self.y, d, self.C, self.task, self.epsilon, self.svm_tol)
+        self.h.append(W + 0.5 * d @ quad); self.q.append(quad); self.d.append(d.copy()); self.machines.append(r)
+
+    def __len__(self):
+        return len(self.h)
+
+
+def _pooled_fkl(pool, lam, pep, tol, max_iter, d0):
+    "Kelley's method for one (lam, t) over the pooled cuts; returns (index of the best candidate, upper, gap, new solves)."
+    from mklbook.solvers import SolverError, solve_lp
+    p = pool.Ks.shape[0]
+    if len(pool) == 0:
+        pool.solve(d0)
+    A_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [(0, None)] * p + [(None, None)]
+    new, lower = 0, -np.inf
+    while True:
+        h, G = np.array(pool.h), 0.5 * np.array(pool.q) + lam * pep            # cuts: theta >= h_j - G_j.d
+        vals = h - np.einsum("jk,jk->j", G, np.array(pool.d))                   # P(d_j) of every pooled candidate
+        jb = int(np.argmin(vals))
+        upper = float(vals[jb])
+        # a free lower bound first: one cut alone, minimised over the simplex (a vertex), h_j - max_k G_jk
+        lower = max(lower, float(np.max(h - G.max(axis=1))))
+        if (upper - lower) / max(abs(upper), 1.0) <= tol:
+            return jb, upper, (upper - lower) / max(abs(upper), 1.0), new
+        sigma = max(1.0, np.abs(h).max(), np.abs(G).max())
+        lp = solve_lp(np.r_[np.zeros(p), 1.0], np.c_[-G / sigma, -np.ones(len(h))], -h / sigma, A_eq, [1.0], bounds,
+                      tol=1e-9, warn=False)
+        if lp.x is None or lp.gap > 1e-6:
+            raise SolverError(f"fkl_path: the master LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
+        lower = max(lower, sigma * float(min(lp.objective, lp.dual_objective)))
+        gap = (upper - lower) / max(abs(upper), 1.0)
+        if gap <= tol or new >= max_iter:
+            return jb, upper, gap, new
+        # the next machine solve at the LP point (Kelley). Stabilised queries (in-out: between the LP point and the best
+        # candidate) saved solves on some folds and cost some on others, and their blends with the uniform start are dense.
+        x = np.maximum(lp.x[:p], 0.0)
+        pool.solve(x / x.sum())
+        new += 1
+
+
+def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
+             y,                  # (m,) binary labels or real targets
+             lams,               # the lambda grid (solved in this order)
+             ts,                 # the t grid
+             C: float = 1.0,     # SVM / SVR box bound
+             task: str = "classification",
+             epsilon: float = 0.1,
+             pep=None,           # (p, len(ts)) precomputed beta_hat_k(t) (default: one eigensolve per kernel here)
+             tol: float = 1e-4,  # relative certified gap required at every grid point
+             max_iter: int = 300,  # new machine solves allowed per grid point
+             svm_tol: float = 1e-9,
+             warn: bool = True,
+             pool=None,          # the `.pool` of an earlier `fkl_path` result on the same (Ks, y, C, task): reuse its cuts
+             ) -> dict:
+    """FKL at every `(lam, t)` of a grid from one pool of cutting planes: `{(lam, t): FKLResult}`, each certified like
+    `fkl(method="silp")`; machine solves are shared because a cut `h_j - d'(q_j/2 + lam beta(t))` is valid for all (lam, t)."""
+    t0 = time.perf_counter()
+    task = _check_task(task)
+    Ks = check_stack(Ks, symmetric=True)
+    p, m, _ = Ks.shape
+    if task == "classification":
+        y, classes = check_binary_labels(y, m)
+    else:
+        classes, y = None, np.asarray(y, dtype=np.float64).ravel()
+        if y.shape[0] != m or not np.isfinite(y).all():
+            raise ValueError(f"y must hold {m} finite targets (one per training point); got shape {y.shape}.")
+    lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
+    if lams.ndim != 1 or lams.size == 0 or not (np.isfinite(lams) & (lams >= 0)).all():
+        raise ValueError(f"lams must be a non-empty list of non-negative finite numbers; got {lams!r}.")
+    ts_arr, _ = _check_ts(list(np.atleast_1d(ts)), m)
+    peps = empirical_pep(Ks, list(ts_arr)) if pep is None else np.asarray(pep, dtype=np.float64).reshape(p, ts_arr.size)
+    if ((peps < 0) | (peps > 1)).any() or not np.isfinite(peps).all():
+        raise ValueError("pep values must lie in [0, 1] (compute them with empirical_pep(Ks, ts)).")
+    if pool is None:
+        pool = _CutPool(Ks, y, C, task, epsilon, svm_tol)
+    elif not (isinstance(pool, _CutPool) and pool.Ks.shape == Ks.shape and np.array_equal(pool.y, y) and pool.C == C
+              and pool.task == task and np.array_equal(pool.Ks, Ks)):
+        raise ValueError("pool must come from an earlier fkl_path on the same kernel stack, labels, C and task.")
+    out = {}
+    for j, t in enumerate(ts_arr):
+        for lam in lams:
+            t1, n0 = time.perf_counter(), len(pool)
+            jb, upper, gap, new = _pooled_fkl(pool, float(lam), peps[:, j], tol, max_iter, np.full(p, 1.0 / p))
+            r, d = pool.machines[jb], pool.d[jb]
+            Q = 0.5 * pool.q[jb] + lam * peps[:, j]
+            res = FKLResult(objective=upper, status="unknown", weights=d.copy(), coef=r.coef.copy(), bias=float(r.bias),
+                            alpha=(y * r.coef if task == "classification" else r.coef.copy()), pep=peps[:, j], Q=Q,
+                            lam=float(lam), t=int(t), task=task, n_iter=len(pool) - n0, n_solves=len(pool) - n0,
+                            classes=classes)
+            res.pool = pool
+            out[float(lam), int(t)] = _finish_result(res, gap, tol, t1, warn, "fkl-path")
+    return out
+
 # %% ../nbs/30_pep.ipynb #b1f99e24
 PEP_TAUS = 2.0 ** np.arange(-10, 11)     # the paper's Gaussian parameters tau = 2^-10 .. 2^10 (inverse squared widths)
 PEP_DEGREES = np.arange(1, 21)           # and polynomial degrees d = 1 .. 20
@@ -482,8 +585,8 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
 class IFKLResult(SolverResult):
     """IFKL solution: the selected kernels and their simplex `weights`, the final FKL machine; `gap` is (Q_new - xi)/|P|.
 
-    status "converged" means gap <= tol with Q_new the largest Q the sub-problem found (grid + local ascent): a local
-    certificate for the semi-infinite program (6), never reported as "optimal"."""
+    status "converged" means gap <= tol with Q_new the largest Q the sub-problem found (every integer degree; Gaussian grid
+    + local ascent): a local certificate for the semi-infinite program (6), never reported as "optimal"."""
     weights: np.ndarray | None = None   # (q,) d over the selected kernels
     kernels: list = field(default_factory=list)   # mklbook kernel objects (Gaussian(tau), Polynomial(d, coef0=s))
     params: list = field(default_factory=list)    # [(family, tau or degree)] per selected kernel
@@ -516,7 +619,7 @@ def ifkl(X,                          # (m, n_features) training inputs
     """IFKL (Algorithms 2-3): column generation for `max h(alpha) - xi` s.t. `lam beta_hat_theta(t) + alpha'H_theta alpha/2
     <= xi` for all theta; master problems by `fkl`, new columns by surrogate gradient ascent over theta.
 
-    status "converged": gap <= tol against the best Q found by grid + ascent (a local certificate, not "optimal")."""
+    status "converged": gap <= tol against the best Q found (all integer degrees; Gaussian grid + ascent): not "optimal"."""
     t0 = time.perf_counter()
     task = _check_task(task)
     X = check_array_2d(X, min_rows=2)
@@ -570,13 +673,11 @@ def ifkl(X,                          # (m, n_features) training inputs
         for fam in fams.families:
             idx = [i for i, (f_, _) in enumerate(grid) if f_ == fam]
             i0 = idx[int(np.argmax(Qg[idx]))]
-            th, Qv, _, wv = _ascend(fams, fam, grid[i0][1], coef, lam, t, max_iter=sub_iter)
-            worst = max(worst, wv)
-            if fam == "polynomial":                       # real degrees are not PSD: snap to the better integer
-                lo_f, hi_f = fams.bounds[fam]
-                cands = [c for c in {np.floor(th), np.ceil(th)} if np.ceil(lo_f) <= c <= np.floor(hi_f)]
-                th = max(cands, key=lambda dd: float(Qg[[i for i in idx if grid[i][1] == dd][0]]))
-                Qv = float(Qg[[i for i in idx if grid[i][1] == th][0]])
+            if fam == "polynomial":      # only integer degrees are kernels, and the grid holds all of them: exact
+                th, Qv = grid[i0][1], float(Qg[i0])
+            else:
+                th, Qv, _, wv = _ascend(fams, fam, grid[i0][1], coef, lam, t, max_iter=sub_iter)
+                worst = max(worst, wv)
             if Qv > best[0]:
                 best = (Qv, (fam, float(th)))
         Q_new, theta_new = best
@@ -599,8 +700,8 @@ def ifkl(X,                          # (m, n_features) training inputs
     out.tol, out.time, out.solver = float(tol), time.perf_counter() - t0, "ifkl-column-generation"
     out.status = "max_iter" if status == "unknown" else status
     if status == "converged":
-        out.message = ("gap <= tol against the largest Q the sub-problem found (grid + local ascent): a local "
-                       "certificate, not a proof of optimality over the whole parameter range.")
+        out.message = ("gap <= tol against the largest Q the sub-problem found (all integer degrees; Gaussian grid + local "
+                       "ascent): a local certificate for tau, not a proof of optimality over the whole range.")
     elif status == "inaccurate":
         out.message = "the sub-problem returned a kernel already in the set while Q > xi (master FKL not exact enough?)"
     if warn and out.status != "converged":

@@ -6,16 +6,17 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mklbook.kernels import Gaussian, KernelBank, Sigmoid
-from mklbook.pep import (FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor, corollary2_bound, empirical_pep,
-                         fkl, gaussian_pep, ifkl, mehler_eigenvalues, pep_bank, theorem2_bound)
+from mklbook.kernels import Gaussian, KernelBank, Sigmoid, stack_quad
+from mklbook.pep import (FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor, _ascend, _Families, _Q,
+                         corollary2_bound, empirical_pep, fkl, fkl_path, gaussian_pep, ifkl, mehler_eigenvalues, pep_bank,
+                         theorem2_bound)
 
 KS = [Gaussian(0.1), Gaussian(1.0)]
-SMALL = dict(families=("gaussian",), tau_range=(0.25, 4.0), max_outer=3)
+SMALL = dict(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2)
 
 
 # scikit-learn's checks use tiny data sets (as few as ~10 points), so t = 2 (t must stay below the sample size) and, for
-# speed, a two-kernel bank for FKL and one narrow Gaussian range for IFKL (at most 3 outer iterations: a ConvergenceWarning
+# speed, a two-kernel bank for FKL and one narrow Gaussian range for IFKL (at most 2 outer iterations: a ConvergenceWarning
 # on some checks is expected); the defaults are exercised in the notebook and below.
 # FKL and IFKL are binary methods (tag multi_class=False), so the classifier checks use binary problems.
 @parametrize_with_checks([FKLClassifier(KS, t=2), FKLRegressor(KS, t=2), IFKLClassifier(t=2, **SMALL),
@@ -33,6 +34,13 @@ def _data(m=80, seed=0):
 
 def _stack(X):
     return KernelBank([Gaussian(g) for g in (0.05, 0.5, 5.0)]).fit_transform(X)
+
+
+@pytest.fixture(scope="module")
+def ifkl_run():
+    "One default IFKL run on 60 points, shared by the IFKL tests (its certificate, the dense grid, the polynomial enumeration)."
+    X, y = _data(60)
+    return X, y, ifkl(X, y, lam=1.0, t=2)
 
 
 def test_empirical_pep_matches_full_spectrum_and_is_scale_invariant():
@@ -59,17 +67,33 @@ def test_bounds_monotone():
         corollary2_bound(0.1, [0.5, 0.5], 500, 4, [0.7, 0.7])
     with pytest.raises(ValueError, match="k must be > 1"):
         theorem2_bound(0.1, 0.5, 500, 4, k=1.0)
+    # a choice among N fixed candidates (union bound): delta / N adds (14 + 2M) log(N) k / n, nothing else
+    n, N = 500, 44
+    extra = theorem2_bound(0.1, 0.5, n, 4, delta=0.05 / N) - theorem2_bound(0.1, 0.5, n, 4, delta=0.05)
+    assert extra == pytest.approx(16 * np.log(N) * np.log(n) / n, rel=1e-12)
 
 
-@pytest.mark.parametrize("method", ["reduced-gradient", "silp"])
-def test_fkl_certified_and_methods_agree(method):
-    X, y = _data()
-    Ks = _stack(X) * 80
-    r = fkl(Ks, y, lam=2.0, t=3, method=method, tol=1e-6)
-    assert r.status == "optimal" and r.gap <= 1e-6
-    assert r.weights.sum() == pytest.approx(1.0) and (r.weights >= 0).all()
-    other = fkl(Ks, y, lam=2.0, t=3, method="silp" if method != "silp" else "reduced-gradient", tol=1e-6)
-    assert r.objective == pytest.approx(other.objective, rel=1e-5)
+def test_fkl_certified_methods_agree_and_path():
+    X, y = _data(60)
+    Ks = _stack(X) * 60
+    rg = fkl(Ks, y, lam=2.0, t=3, method="reduced-gradient", tol=1e-6)
+    sl = fkl(Ks, y, lam=2.0, t=3, method="silp", tol=1e-6)
+    for r in (rg, sl):
+        assert r.status == "optimal" and r.gap <= 1e-6
+        assert r.weights.sum() == pytest.approx(1.0) and (r.weights >= 0).all()
+    assert rg.objective == pytest.approx(sl.objective, rel=1e-5)
+    # the pooled path: every grid point certified, equal to a cold solve within the certificates, fewer SVM solves
+    path = fkl_path(Ks, y, [0.5, 2.0, 16.0], [2, 3], tol=1e-6)
+    assert abs(path[2.0, 3].objective - sl.objective) <= 2e-6 * max(1.0, abs(sl.objective))   # two certificates
+    cold = {k: fkl(Ks, y, lam=k[0], t=k[1], method="silp", tol=1e-6) for k in path}
+    for k, r in path.items():
+        assert r.status == "optimal" and abs(r.objective - cold[k].objective) <= 2e-6 * max(1.0, abs(cold[k].objective))
+    assert sum(r.n_solves for r in path.values()) < sum(r.n_solves for r in cold.values())
+    # the pool can be reused on the same problem only
+    again = fkl_path(Ks, y, [2.0], [3], pool=path[2.0, 3].pool, tol=1e-6)
+    assert again[2.0, 3].n_solves == 0
+    with pytest.raises(ValueError, match="same kernel stack"):
+        fkl_path(Ks[:2], y, [1.0], [2], pool=path[2.0, 3].pool)
 
 
 def test_fkl_regression_and_warm_start():
@@ -82,9 +106,8 @@ def test_fkl_regression_and_warm_start():
     assert r2.n_iter <= 3
 
 
-def test_ifkl_stops_by_its_rule():
-    X, y = _data()
-    r = ifkl(X, y, lam=1.0, t=2)
+def test_ifkl_stops_by_its_rule(ifkl_run):
+    _, _, r = ifkl_run
     # the gap is measured against grid + local ascent, not the continuum: "converged", never "optimal"
     assert r.status == "converged" and r.n_outer < 10 and r.gap <= 1e-3
     assert r.surrogate_violation <= 1e-10
@@ -93,8 +116,34 @@ def test_ifkl_stops_by_its_rule():
                for f, v in r.params)
 
 
+def test_ifkl_dense_grid_certificate(ifkl_run):
+    "No theta on a dense grid (log2 tau in steps of 1/16, every degree) beats the stopping rule by more than tol."
+    X, _, r = ifkl_run
+    fams = _Families(X, ("gaussian", "polynomial"), (2.0 ** -10, 2.0 ** 10), (1, 20))
+    thetas = [("gaussian", th) for th in np.arange(-10, 10 + 1e-12, 1 / 16)] + [("polynomial", float(d)) for d in range(1, 21)]
+    Q = max(_Q(fams.kernel(f, th), r.coef, 1.0, 2)[0] for f, th in thetas)
+    assert (Q - r.history[-1]["xi"]) / max(1.0, abs(r.objective)) <= r.tol + 1e-9
+
+
+def test_polynomial_ascent_redundant(ifkl_run):
+    """The removed sub-problem for polynomials (ascent over real d from the best integer, then the better of floor/ceil)
+    returns the enumerated best integer degree on real FKL/IFKL duals: removing it changed no result."""
+    X, y, r = ifkl_run
+    fams = _Families(X, ("polynomial",), (1.0, 1.0), (1, 20))
+    Ks = np.stack([fams.kernel("polynomial", float(d)) for d in range(1, 21)])
+    peps = empirical_pep(Ks, 2)
+    coefs = [(1.0, r.coef)] + [(lam, fkl(Ks, y, lam=lam, t=2, pep=peps, method="silp").coef) for lam in (0.5, 8.0, 64.0)]
+    for lam, coef in coefs:
+        Qg = lam * peps + 0.5 * stack_quad(Ks, coef)
+        best = int(np.argmax(Qg)) + 1                                  # what ifkl now adds
+        th, _, _, _ = _ascend(fams, "polynomial", float(best), coef, lam, 2)
+        old = max({c for c in (np.floor(th), np.ceil(th)) if 1 <= c <= 20}, key=lambda c: Qg[int(c) - 1])
+        assert Qg[best - 1] >= Qg[int(old) - 1]                        # enumeration is never worse ...
+        assert int(old) == best, (lam, th, old, best)                  # ... and here it is the same answer
+
+
 def test_estimators_pickle_and_do_not_modify_inputs():
-    X, y = _data()
+    X, y = _data(40)
     Xc, yc = X.copy(), y.copy()
     for est in (FKLClassifier(), IFKLClassifier()):
         m = pickle.loads(pickle.dumps(clone(est).fit(X, y)))
