@@ -243,6 +243,20 @@ def _check_task(task):
     return task
 
 
+def _check_fkl_problem(Ks, y, task):
+    "Validate an FKL problem: `(task, Ks, y, classes)`, labels +-1 for classification, finite targets for regression."
+    task = _check_task(task)
+    Ks = check_stack(Ks, symmetric=True)
+    m = Ks.shape[1]
+    if task == "classification":
+        y, classes = check_binary_labels(y, m)
+    else:
+        classes, y = None, np.asarray(y, dtype=np.float64).ravel()
+        if y.shape[0] != m or not np.isfinite(y).all():
+            raise ValueError(f"y must hold {m} finite targets (one per training point); got shape {y.shape}.")
+    return task, Ks, y, classes
+
+
 def _machine(Ks, y, d, C, task, epsilon, svm_tol):
     "Solve the SVM / SVR on `K_d`; return `(result, W, quad)` with `quad_k = alpha' H_k alpha`."
     nz = d > 0
@@ -286,16 +300,8 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
     """FKL (Algorithm 1): `min_{d in simplex} W(d) - lam d' beta_hat(t)`, W the SVM (SVR) dual value on `sum_k d_k K_k`,
     by reduced gradient with Armijo steps; `grad_k = -alpha' H_k alpha / 2 - lam beta_hat_k`."""
     t0 = time.perf_counter()
-    task = _check_task(task)
-    Ks = check_stack(Ks, symmetric=True)
+    task, Ks, y, classes = _check_fkl_problem(Ks, y, task)
     p, m, _ = Ks.shape
-    if task == "classification":
-        y, classes = check_binary_labels(y, m)
-    else:
-        classes = None
-        y = np.asarray(y, dtype=np.float64).ravel()
-        if y.shape[0] != m or not np.isfinite(y).all():
-            raise ValueError(f"y must hold {m} finite targets (one per training point); got shape {y.shape}.")
     if not (isinstance(lam, numbers.Real) and np.isfinite(lam) and lam >= 0):
         raise ValueError(f"lam must be a non-negative finite number; got {lam!r}.")
     if pep is None:
@@ -452,15 +458,8 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     """FKL at every `(lam, t)` of a grid from one pool of cutting planes: `{(lam, t): FKLResult}`, each certified like
     `fkl(method="silp")`; machine solves are shared because a cut `h_j - d'(q_j/2 + lam beta(t))` is valid for all (lam, t)."""
     t0 = time.perf_counter()
-    task = _check_task(task)
-    Ks = check_stack(Ks, symmetric=True)
+    task, Ks, y, classes = _check_fkl_problem(Ks, y, task)
     p, m, _ = Ks.shape
-    if task == "classification":
-        y, classes = check_binary_labels(y, m)
-    else:
-        classes, y = None, np.asarray(y, dtype=np.float64).ravel()
-        if y.shape[0] != m or not np.isfinite(y).all():
-            raise ValueError(f"y must hold {m} finite targets (one per training point); got shape {y.shape}.")
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
     if lams.ndim != 1 or lams.size == 0 or not (np.isfinite(lams) & (lams >= 0)).all():
         raise ValueError(f"lams must be a non-empty list of non-negative finite numbers; got {lams!r}.")
