@@ -11,7 +11,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from mklbook.kernels import Gaussian, KernelBank, Polynomial, Sigmoid, polynomial_bank
 from mklbook.vkr import (VKRClassifier, gaussian_bound, l1_svm, local_bound, pseudo_dimension, rademacher_mc,
                          sigmoid_bound, solve_vkr, theorem1_bound, theorem2_bound, trace_bound, vkr_dual_value,
-                         vkr_margins, vkr_objective)
+                         vkr_margins, vkr_objective, vkr_path)
+from mklbook.vkr_experiments import corrected_ttest
 
 
 def _problem(m=40, p=3, seed=0):
@@ -161,6 +162,7 @@ def test_estimator_predicts_from_support_only_and_pickles():
     Kt = est.bank_.transform(X / est.input_scale_)
     np.testing.assert_allclose(est.decision_function(X), est.result_.decision_function(Kt), atol=1e-9)
     assert est.n_support_ == np.count_nonzero(est.result_.coef) < 3 * 80
+    assert est.n_support_points_ == np.unique(np.nonzero(est.result_.coef)[1]).size <= est.n_support_
     est2 = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(est2.predict(X), est.predict(X))
     clone(est)
@@ -213,5 +215,62 @@ def test_bad_input():
         local_bound(Ks, 0.1, kappa=[1.0, np.inf, 1.0])
     with pytest.raises(ValueError, match="integers"):
         pseudo_dimension(2.5, 3)
+    with pytest.raises(ValueError, match="warm_start needs solver='cd'"):
+        solve_vkr(Ks, y, r, warm_start=np.zeros((3, 40)))
+    with pytest.raises(ValueError, match="warm_start must be"):
+        solve_vkr(Ks, y, r, solver="cd", warm_start=np.zeros((2, 40)))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        vkr_path(Ks, y, r, [np.nan], [1e-3])
+    with pytest.raises(ValueError, match="one per kernel"):
+        vkr_path(Ks, y, r[:2], [1e-3], [1e-3])
+    with pytest.raises(ValueError, match="form"):
+        theorem2_bound([0.5], [0.5, 0.5], [0.1, 0.1], 0.5, form="paper")
+    with pytest.raises(ValueError, match="same length"):
+        corrected_ttest([1.0, 2.0, 3.0], [1.0, 2.0], 1 / 3)
     solve_vkr(Ks, y, r, solver="cd")
+    vkr_path(Ks, y, r, [1e-2, 1e-4], [1e-3, 1e-5])
     assert np.array_equal(Kc, Ks) and np.array_equal(yc, y)
+
+
+@pytest.mark.parametrize("warm_basis", [True, False])
+def test_path_matches_cold_solves(warm_basis):
+    Ks, y = _problem(m=60, p=4, seed=3)
+    r = trace_bound(Ks)
+    grid = [1.0, 1e-3, 1e-8]
+    path = vkr_path(Ks, y, r, grid, grid, warm_basis=warm_basis)
+    assert set(path) == {(a, b) for a in grid for b in grid}
+    for (lam, beta), res in path.items():
+        cold = solve_vkr(Ks, y, r, lam, beta, tol=1e-9)
+        assert res.status == "optimal" and res.gap <= 1e-7
+        assert res.objective == pytest.approx(cold.objective, rel=1e-6)
+        assert res.objective - res.dual_objective <= 1e-7 * res.objective
+
+
+def test_zero_solution_needs_no_lp():
+    Ks, y = _problem()
+    res = solve_vkr(Ks, y, trace_bound(Ks), lam=0.0, beta=1e3, solver="cd")
+    assert res.n_support == 0 and res.objective == 1.0 and res.status == "optimal" and "no LP" in res.message
+
+
+def test_theorem2_derived_is_weaker_than_printed_and_keeps_the_rate():
+    g, w, r = np.full(10**5, 0.9), np.full(10, 0.1), np.full(10, 0.001)   # large m: the printed choice of n is near-optimal
+    for rho in (0.1, 0.3, 0.5):
+        for K in (1.5, 2.0, 4.0):
+            assert theorem2_bound(g, w, r, rho, K) > theorem2_bound(g, w, r, rho, K, form="printed")
+    # the empirical term is at 3 rho / 2: a margin of 0.4 counts at rho = 0.3 (derived) but not as printed
+    g2 = np.full(1000, 0.4)
+    d = theorem2_bound(g2, w, np.zeros(10), 0.3) - theorem2_bound(np.ones(1000), w, np.zeros(10), 0.3)
+    assert d == pytest.approx(2.0)                        # K/(K-1) * 1 with K = 2
+    tails = [theorem2_bound(np.ones(m), w, np.zeros(10), 0.5) for m in (10**4, 10**6)]
+    assert tails[1] / tails[0] < 0.05                     # O(log m / m); a 1/sqrt(m) rate would give >= 0.1
+
+
+def test_corrected_ttest_is_the_plain_test_inflated():
+    from scipy import stats
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(10, 1, 5), rng.normal(11, 1, 5)
+    t0, p0, _ = corrected_ttest(a, b, 0.0)
+    ref = stats.ttest_rel(a, b, alternative="less")
+    assert t0 == pytest.approx(ref.statistic) and p0 == pytest.approx(ref.pvalue)
+    t1, p1, _ = corrected_ttest(a, b, 1 / 3)
+    assert t1 == pytest.approx(t0 * np.sqrt(0.2 / (0.2 + 1 / 3))) and p1 >= p0
