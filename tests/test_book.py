@@ -52,3 +52,35 @@ def test_each_notebook_exports_one_module():
             assert exps[0] not in seen, f"{nb.name} and {seen.get(exps[0])} export the same module"
             seen[exps[0]] = nb.name
             assert (ROOT / "mklbook" / f"{exps[0]}.py").exists(), f"mklbook/{exps[0]}.py missing: run nbdev_export"
+
+
+def _markdown(nb_path):
+    import json
+    cells = json.loads(nb_path.read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def _bib_keys():
+    return set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(), flags=re.M))
+
+
+def test_every_chapter_cites_the_bibliography_and_every_citation_resolves():
+    keys = _bib_keys()
+    assert {"cortes2012alignment", "cortes2015vkr", "liu2017ifkl", "cortes2013m3k", "zhou2016vcmkl"} <= keys
+    used = set()
+    for nb in _quarto_chapters():
+        cited = set(re.findall(r"(?<![\w.`])@([A-Za-z][\w:-]*?\d{4}[\w:-]*)", _markdown(ROOT / nb)))
+        assert cited, f"{nb} cites nothing from references.bib (use [@key] / @key)"
+        unknown = cited - keys
+        assert not unknown, f"{nb} cites keys missing from references.bib: {sorted(unknown)}"
+        used |= cited
+    assert not keys - used, f"references.bib has entries no chapter cites: {sorted(keys - used)}"
+
+
+def test_every_chapter_ends_with_a_summary_and_exercises():
+    for nb in _quarto_chapters():
+        if nb == "nbs/index.ipynb":
+            continue
+        heads = re.findall(r"^##\s+(.+?)\s*$", _markdown(ROOT / nb), flags=re.M)
+        assert "Summary" in heads and "Exercises" in heads, f"{nb} lacks a '## Summary' or '## Exercises' section"
+        assert heads.index("Summary") < heads.index("Exercises"), f"{nb}: the summary comes before the exercises"
