@@ -462,6 +462,7 @@ class VCMKLResult(SolverResult):
     n_qp: int = 0                      # inner QP solves
     n_hits: int = 0                    # PDDP: iterations answered from a cached critical region (no QP)
     history: dict | None = None        # per-iteration traces (objective, grad_norm, lam, ...)
+    idle: np.ndarray | None = None     # (M,) idle rules: w_m = 0 (the trivial nu-SVM solution), f_m = b_m constant
 
     def decision_function(self, K_test):
         "`g(x) = min_m f_m(x)` for a test stack `(M, n, l)`."
@@ -470,7 +471,39 @@ class VCMKLResult(SolverResult):
         return F.min(axis=1)
 
 
+def _idle_rules(prob, W, tol=1e-6):
+    "Rules with `||w_m|| <= tol nu_m max_i ||phi_m(x_i)||` (an active rule has `||w_m|| ~ nu_m` times a hull distance)."
+    R = np.array([np.sqrt((P ** 2).sum(1).max()) for P in prob.Phi])
+    return np.array([np.linalg.norm(w) for w in W]) <= tol * prob.nu * R
+
+
+def _idle_offset(prob, lam, W, b, rho, m):
+    """Midpoint of the interval of optimal `b_m` of an idle rule (`f_m = b_m`), the other rules held: the minimisers of
+    `h(t) = c+ sum_I+ max(s_i, [rho_m - t]_+) + c- sum_I- lambda_im [rho_m + t]_+`, `s_i` the other rules' loss.
+    `h` is convex piecewise linear, so its minimisers are an interval between two of its breakpoints. With `rho_m = 0`
+    and `lambda_{:,m} != 0` the interval lies in `t <= 0`: the rule vetoes every sample (`g = min_m f_m <= 0`)."""
+    P = prob.pos
+    Xi = np.maximum(rho - prob.y[:, None] * _scores(prob, W, b), 0.0)
+    s = np.delete(Xi[P], m, axis=1).max(axis=1, initial=0.0)
+    t = np.unique(np.r_[rho[m] - s, -rho[m]])[:, None]
+    h = prob.c_plus * np.maximum(s[None], np.maximum(rho[m] - t, 0.0)).sum(1) + \
+        prob.c_minus * (lam[:, m][None] * np.maximum(rho[m] + t, 0.0)).sum(1)
+    arg = t[h <= h.min() + 1e-12 * max(h.max(), 1e-300), 0]
+    mid = 0.5 * (arg.min() + arg.max())
+    return 0.0 if abs(mid) <= 1e-9 * np.abs(t).max() else mid     # {0} up to round-off: f_m = 0 exactly
+
+
 def _finish_fit(prob, res, W, b, rho):
+    """Store the primal; an idle rule is made exactly constant (`w_m = 0`, `f_m = b_m` with `b_m` the midpoint of its
+    optimal interval): left to round-off, `f_m ~ 1e-13` has a random sign, and the veto `min_m f_m` follows it."""
+    W, b, rho = [np.asarray(w, float) for w in W], np.array(b, float), np.array(rho, float)
+    res.idle = _idle_rules(prob, W)
+    for m in np.flatnonzero(res.idle):
+        W[m] = np.zeros_like(W[m])
+        if rho[m] <= 1e-6 * prob.nu[m]:
+            rho[m] = 0.0
+    for m in np.flatnonzero(res.idle):
+        b[m] = _idle_offset(prob, res.lam, W, b, rho, m)
     res.coef = np.column_stack([prob.back[m] @ W[m] for m in range(prob.M)])
     res.b, res.rho = np.asarray(b, float), np.asarray(rho, float)
     res.objective = opt1_objective(prob, W, b, rho)
@@ -705,6 +738,14 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
         res.status = "converged" if done else "max_iter"
         res.n_hits = int(hist.get("n_hits", 0))
         _finish_fit(prob, res, s.W, s.b, s.rho)
+        if res.idle.any() and warn:
+            idle = np.flatnonzero(res.idle)
+            what = ("vetoes every sample: the classifier predicts the negative class everywhere"
+                    if (res.b[idle] <= 0).any() else "accepts every sample (abstains)")
+            warnings.warn(f"VCMKL: rule(s) {idle.tolist()} of {prob.M} are idle (w_m = 0): the positives and the "
+                          f"negatives assigned to them have overlapping reduced convex hulls at nu = {nu} (the trivial "
+                          f"nu-SVM solution), so f_m = b_m is constant and {what}. Raise nu or use a richer kernel.",
+                          stacklevel=2)
         # certificate: the inner problem at the returned lambda is solved exactly (relative duality gap)
         if solver in ("pddp", "am"):
             res.gap = float(s.gap)

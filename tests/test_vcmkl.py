@@ -1,6 +1,7 @@
 """Tests of mklbook.vcmkl: certificates, shared objective, bad input, sklearn conventions."""
 import os
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -153,3 +154,40 @@ def test_exact_methods_reach_the_brute_force_optimum_on_a_tiny_problem(nu):
         assert r.objective >= ref - 1e-7 * abs(ref), (solver, r.objective, ref)     # nobody beats the global optimum
         if solver != "sgd":                                                          # the exact methods attain it here
             assert r.objective == pytest.approx(ref, rel=1e-5), (solver, r.objective, ref)
+
+
+def test_idle_rule_is_exact_and_reported():
+    """Regression: with 2 linear kernels on the ring toy one rule is idle (w_m = 0, the trivial nu-SVM solution). Its
+    decision f_m = b_m must be exact (before the fix it was ~1e-14 round-off whose sign made ~40% of the samples
+    positive); the primal optimum, solved independently in cvxpy at the returned lambda, has the same value and the
+    same idle rule, so the exact classifier is min(f_1, b_2) <= 0: no positive prediction, and a warning says why."""
+    import cvxpy as cp
+    X, y = toy(seed=0)
+    Ks = np.stack([X @ X.T] * 2)
+    with pytest.warns(UserWarning, match="idle"):
+        r = solve_vcmkl(Ks, y, nu=0.05, max_iter=20)
+    assert r.idle.sum() == 1
+    m = int(np.flatnonzero(r.idle)[0])
+    assert np.all(r.coef[:, m] == 0) and r.b[m] <= 0 and r.rho[m] == 0
+    assert not (r.decision_function(Ks) > 0).any()
+    # independent primal P(lambda) at the returned lambda
+    prob = make_problem(Ks, y, 0.05)
+    P, N, l = prob.pos, prob.neg, len(y)
+    W, b, rho = cp.Variable((2, 2)), cp.Variable(2), cp.Variable(2, nonneg=True)
+    Z = cp.pos(np.ones((l, 1)) @ cp.reshape(rho, (1, 2), order="C")
+               - cp.multiply(np.outer(y, np.ones(2)), X @ W + np.ones((l, 1)) @ cp.reshape(b, (1, 2), order="C")))
+    obj = 0.5 * cp.sum_squares(W) - prob.nu @ rho + prob.c_plus * cp.sum(cp.max(Z[P], axis=1)) \
+        + prob.c_minus * cp.sum(cp.multiply(r.lam, Z[N]))
+    pv = cp.Problem(cp.Minimize(obj)).solve(solver="CLARABEL")
+    assert abs(pv - r.objective) <= 1e-6 * abs(pv)
+    assert np.linalg.norm(W.value[:, m]) <= 1e-6 * np.linalg.norm(W.value[:, 1 - m])
+
+
+def test_no_idle_rule_when_every_subgroup_is_separable():
+    X, y = toy(seed=0)                                   # three negative clusters, three linear rules: all active
+    Ks = np.stack([X @ X.T] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = solve_vcmkl(Ks, y, nu=0.05, max_iter=20)
+    assert not r.idle.any()
+    assert np.mean(np.where(r.decision_function(Ks) > 0, 1, -1) == y) > 0.9
