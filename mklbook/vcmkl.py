@@ -791,6 +791,11 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.result_ = solve_vcmkl(Ks, y_pm, self.nu, self.gamma, self.solver, max_iter=self.max_iter, tol=self.tol,
                                    random_state=self.random_state, warn=False)
         self.n_iter_ = self.result_.n_iter
+        if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
+            idle = np.flatnonzero(self.result_.idle).tolist()
+            warnings.warn(f"VCMKLClassifier: rule(s) {idle} of {len(self.result_.idle)} are idle (w_m = 0, the trivial "
+                          f"nu-SVM solution) at nu = {self.nu}; an idle rule is a constant, and with b_m <= 0 it vetoes "
+                          "every sample. Raise nu or use a richer kernel.", UserWarning, stacklevel=2)
         return self
 
     def decision_function(self, X):
