@@ -25,8 +25,8 @@ __all__ = ["Split", "RotatingFolds", "RandomSplits", "METRICS", "Evaluation", "e
 
 # %% auto #0
 __all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'paired_ttest',
-           'significance_matrix', 'markdown_table', 'comparison_table', 'save_json', 'save_figure', 'reproduction',
-           'reproduce_protocol']
+           'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json', 'save_figure',
+           'reproduction', 'reproduce_protocol']
 
 # %% ../nbs/03_protocol.ipynb #aeea9f81
 class Split(NamedTuple):
@@ -305,6 +305,30 @@ def paired_ttest(a, b, alternative: str = "less", alpha: float = 0.05):
         return float(t), p, p < alpha
     res = stats.ttest_rel(a, b, alternative=alternative)
     return float(res.statistic), float(res.pvalue), bool(res.pvalue < alpha)
+
+
+def corrected_ttest(a, b,                    # (J,) losses of two methods on the same J rounds
+                    test_train_ratio: float,  # n_test / n_train of one round (1/3 for 5 rotated folds)
+                    alternative: str = "less", alpha: float = 0.05):
+    """Nadeau and Bengio's corrected resampled t-test: `t = mean(d) / sqrt((1/J + n_test/n_train) s_d^2)`, J - 1 dof.
+
+    Returns `(t, p_value, significant)`; `test_train_ratio = 0` gives the plain paired t-test."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ValueError(f"corrected_ttest needs two 1-D arrays of the same length >= 2; got {a.shape} and {b.shape}.")
+    if not (np.isfinite(test_train_ratio) and test_train_ratio >= 0):
+        raise ValueError(f"test_train_ratio must be a finite n_test / n_train >= 0; got {test_train_ratio!r}.")
+    if alternative not in ("less", "greater", "two-sided"):
+        raise ValueError(f"alternative must be 'less', 'greater' or 'two-sided'; got {alternative!r}.")
+    d = a - b
+    J, var = d.size, d.var(ddof=1)
+    if var <= 1e-24 * max(1.0, float(np.abs(d).max())) ** 2:       # constant differences: decided by the sign alone
+        t = 0.0 if abs(d.mean()) <= 1e-12 else np.inf * np.sign(d.mean())
+    else:
+        t = d.mean() / np.sqrt((1.0 / J + test_train_ratio) * var)
+    dist = stats.t(J - 1)
+    p = {"less": dist.cdf(t), "greater": dist.sf(t), "two-sided": 2 * dist.sf(abs(t))}[alternative]
+    return float(t), float(p), bool(p < alpha)
 
 
 def significance_matrix(losses: dict, alpha: float = 0.1) -> tuple[list, np.ndarray]:

@@ -21,18 +21,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .baselines import UniformMKL
 from .data import load_dataset, subsample
 from .kernels import Polynomial, gaussian_bank
-from .protocol import (METRICS, Evaluation, RotatingFolds, comparison_table, evaluate, markdown_table,
+from .protocol import (METRICS, Evaluation, RotatingFolds, comparison_table, corrected_ttest, evaluate, markdown_table,
                               reproduction, save_json)
 from .vkr import VKRClassifier, vkr_path
 
-__all__ = ["UnitBallScaler", "load_vkr_dataset", "TABLE1_SETS", "PAPER_TABLE1", "PAPER_TABLE2", "table1_methods",
-           "table2_methods", "SV_EXTRAS", "evaluate_vkr_path", "run_table", "corrected_ttest", "table_markdown", "FULL_MAX_N",
-           "reproduce_vkr"]
+
 
 # %% auto #0
 __all__ = ['TABLE1_SETS', 'PAPER_TABLE1', 'PAPER_TABLE2', 'SV_EXTRAS', 'FULL_MAX_N', 'UnitBallScaler', 'load_vkr_dataset',
-           'table1_methods', 'table2_methods', 'evaluate_vkr_path', 'run_table', 'corrected_ttest', 'table_markdown',
-           'reproduce_vkr']
+           'table1_methods', 'table2_methods', 'evaluate_vkr_path', 'run_table', 'table_markdown', 'reproduce_vkr']
 
 # %% ../nbs/21_vkr_experiments.ipynb #aa330e2d
 class UnitBallScaler(TransformerMixin, BaseEstimator):
@@ -224,30 +221,6 @@ def run_table(methods: dict, names, max_n: int | None = None, n_jobs=None, progr
                                            select="pooled", n_jobs=n_jobs, progress=progress, name=label,
                                            extra=SV_EXTRAS)
     return out
-
-
-def corrected_ttest(a, b,                    # (J,) losses of two methods on the same J rounds
-                    test_train_ratio: float,  # n_test / n_train of one round (1/3 for 5 rotated folds)
-                    alternative: str = "less", alpha: float = 0.05):
-    """Nadeau and Bengio's corrected resampled t-test: `t = mean(d) / sqrt((1/J + n_test/n_train) s_d^2)`, J - 1 dof.
-
-    Returns `(t, p_value, significant)`; `test_train_ratio = 0` gives the plain paired t-test."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
-        raise ValueError(f"corrected_ttest needs two 1-D arrays of the same length >= 2; got {a.shape} and {b.shape}.")
-    if not (np.isfinite(test_train_ratio) and test_train_ratio >= 0):
-        raise ValueError(f"test_train_ratio must be a finite n_test / n_train >= 0; got {test_train_ratio!r}.")
-    if alternative not in ("less", "greater", "two-sided"):
-        raise ValueError(f"alternative must be 'less', 'greater' or 'two-sided'; got {alternative!r}.")
-    d = a - b
-    J, var = d.size, d.var(ddof=1)
-    if var <= 1e-24 * max(1.0, float(np.abs(d).max())) ** 2:       # constant differences: decided by the sign alone
-        t = 0.0 if abs(d.mean()) <= 1e-12 else np.inf * np.sign(d.mean())
-    else:
-        t = d.mean() / np.sqrt((1.0 / J + test_train_ratio) * var)
-    dist = stats.t(J - 1)
-    p = {"less": dist.cdf(t), "greater": dist.sf(t), "two-sided": 2 * dist.sf(abs(t))}[alternative]
-    return float(t), float(p), bool(p < alpha)
 
 
 def table_markdown(res: dict, paper: dict, baseline: str, test_train_ratio: float = 1 / 3) -> str:

@@ -12,7 +12,7 @@ from mklbook.kernels import Gaussian, KernelBank, Polynomial, Sigmoid, polynomia
 from mklbook.vkr import (VKRClassifier, gaussian_bound, l1_svm, local_bound, pseudo_dimension, rademacher_mc,
                          sigmoid_bound, solve_vkr, theorem1_bound, theorem2_bound, trace_bound, vkr_dual_value,
                          vkr_margins, vkr_objective, vkr_path)
-from mklbook.vkr_experiments import corrected_ttest
+from mklbook.protocol import corrected_ttest
 
 
 def _problem(m=40, p=3, seed=0):
