@@ -19,7 +19,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from .alignment import AlignMKL, AlignmentKRR
@@ -184,20 +184,23 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
         if y_type != "binary":
             raise ValueError(f"Only binary classification is supported: the target is {y_type}. A regressor on "
                              "+-1 targets separates two classes; use a multi-class method (M3K, AlignMKL) instead.")
-        y = np.asarray(y)
+        X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError(f"y has one class ({self.classes_.tolist()}); classification needs two.")
         self.regressor_ = clone(self.regressor).fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
-        self.n_features_in_ = getattr(self.regressor_, "n_features_in_", np.shape(X)[1])
         return self
 
     def decision_function(self, X):
         "The regressor's prediction `f(x)` (positive: classes_[1])."
         check_is_fitted(self, "regressor_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         return np.asarray(self.regressor_.predict(X), dtype=np.float64)
 
     def predict(self, X):
         "`classes_[1]` where `f(x) > 0`, else `classes_[0]`."
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)                  # checks fitted first (NotFittedError, not AttributeError)
+        return self.classes_[(f > 0).astype(int)]
 
 # %% ../nbs/60_benchmark.ipynb #e20a4073
 BINARY_SETS = {  # book name -> registry name (mklbook.data)

@@ -122,3 +122,13 @@ def test_reproduce_quick_cli(tmp_path):
                 assert len(ev.test) == 2 and np.isfinite(ev.test).all()
     acc = res.matrix("mean")
     assert np.isfinite(acc[:2]).all()                   # the binary quick sets: every method ran
+
+
+from sklearn.linear_model import Ridge  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+# All of scikit-learn's checks apply to the least-squares classifier wrapper; no exception is needed.
+@parametrize_with_checks([RegressionClassifier(Ridge())])
+def test_regression_classifier_is_sklearn_compatible(estimator, check):
+    check(estimator)
