@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -16,6 +17,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, ParameterGrid, StratifiedKFold, train_test_split
 from tqdm.auto import tqdm
 
@@ -161,6 +163,14 @@ class Evaluation:
     grid: list                            # the settings, in grid order
     fit_time: np.ndarray                  # (n_splits,) seconds to fit the selected setting
     extra: dict = field(default_factory=dict)   # name -> (n_splits,) values recorded on the selected fits
+    unconverged: np.ndarray | None = None       # (n_splits, n_settings) fits that issued a ConvergenceWarning
+
+    @property
+    def unconverged_selected(self) -> int:
+        "Fits of the selected settings (inner folds and the final fit) that issued a `ConvergenceWarning`."
+        if self.unconverged is None:
+            return 0
+        return int(sum(self.unconverged[s, self.grid.index(p)] for s, p in enumerate(self.params)))
 
     @property
     def mean(self) -> float:
@@ -177,7 +187,8 @@ class Evaluation:
     def to_dict(self) -> dict:
         return {"name": self.name, "metric": self.metric, "test": self.test.tolist(), "mean": self.mean,
                 "std": self.std, "params": [{k: _jsonable(v) for k, v in p.items()} for p in self.params],
-                "fit_time": self.fit_time.tolist(), "extra": {k: np.asarray(v).tolist() for k, v in self.extra.items()}}
+                "fit_time": self.fit_time.tolist(), "extra": {k: np.asarray(v).tolist() for k, v in self.extra.items()},
+                **({} if self.unconverged is None else {"unconverged": np.asarray(self.unconverged).tolist()})}
 
 
 def _jsonable(v):
@@ -189,14 +200,23 @@ def _jsonable(v):
 
 
 def _fit_and_score(estimator, params, X, y, train, evals, metric_fn, extra):
+    "Fit one setting and score it; returns `(losses, fit_time, extras, n_convergence_warnings)`."
     est = clone(estimator).set_params(**params)
     t0 = time.perf_counter()
-    est.fit(X[train], y[train])
+    with warnings.catch_warnings(record=True) as caught:       # counted here: joblib workers would drop them
+        warnings.simplefilter("always", ConvergenceWarning)
+        est.fit(X[train], y[train])
     fit_time = time.perf_counter() - t0
+    n_conv = 0
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            n_conv += 1
+        else:                                                   # anything else is passed on unchanged
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     losses = [metric_fn(y[idx], est.predict(X[idx])) for idx in evals]
     test = evals[-1]
     extras = {k: float(f(est, X[test], y[test]) if _n_args(f) >= 3 else f(est)) for k, f in (extra or {}).items()}
-    return losses, fit_time, extras
+    return losses, fit_time, extras, int(n_conv > 0)
 
 
 def _n_args(f) -> int:
@@ -247,11 +267,13 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
     results = _run(job, tasks, n_jobs, progress, f"{label}: selection")
     val = np.zeros((len(splits), len(grid)))
     count = np.zeros_like(val)
+    unconverged = np.zeros(val.shape, dtype=int)
     test_of = {}
-    for task, (losses, fit_time, extras) in zip(tasks, results):
+    for task, (losses, fit_time, extras, n_conv) in zip(tasks, results):
         s, g, kind, f = task
         val[s, g] += losses[0]
         count[s, g] += 1
+        unconverged[s, g] += n_conv
         if kind == "val":
             test_of[s, g] = (losses[1], fit_time, extras)
     val /= count
@@ -264,14 +286,23 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
         def refit_job(task):
             s, g = task
             return _fit_and_score(estimator, grid[g], X, y, splits[s].train, [splits[s].test], metric_fn, extra)
-        for (s, g), (losses, fit_time, extras) in zip(refit, _run(refit_job, refit, n_jobs, progress, f"{label}: refit")):
+        for (s, g), (losses, fit_time, extras, n_conv) in zip(refit, _run(refit_job, refit, n_jobs, progress,
+                                                                          f"{label}: refit")):
             test_of[s, g] = (losses[0], fit_time, extras)
+            unconverged[s, g] += n_conv
     chosen = [test_of[s, int(best[s])] for s in range(len(splits))]
     extra_names = sorted(chosen[0][2]) if chosen else []
-    return Evaluation(
+    ev = Evaluation(
         name=label, metric=metric if isinstance(metric, str) else getattr(metric, "__name__", "loss"),
         test=np.array([c[0] for c in chosen]), params=[grid[int(b)] for b in best], val=val, grid=grid,
-        fit_time=np.array([c[1] for c in chosen]), extra={k: np.array([c[2][k] for c in chosen]) for k in extra_names})
+        fit_time=np.array([c[1] for c in chosen]), extra={k: np.array([c[2][k] for c in chosen]) for k in extra_names},
+        unconverged=unconverged)
+    if unconverged.any():
+        warnings.warn(ConvergenceWarning(
+            f"{label}: {int(unconverged.sum())} of {len(tasks) + len(refit)} fits issued a ConvergenceWarning "
+            f"({ev.unconverged_selected} of them at the selected settings); `Evaluation.unconverged` says which. "
+            "Raise the estimator's iteration limit or tolerance if the selected settings are affected."), stacklevel=2)
+    return ev
 
 
 def _run(job, tasks, n_jobs, progress, desc):

@@ -28,8 +28,9 @@ from .vkr import VKRClassifier, vkr_path
 
 
 # %% auto #0
-__all__ = ['TABLE1_SETS', 'PAPER_TABLE1', 'PAPER_TABLE2', 'SV_EXTRAS', 'FULL_MAX_N', 'UnitBallScaler', 'load_vkr_dataset',
-           'table1_methods', 'table2_methods', 'evaluate_vkr_path', 'run_table', 'table_markdown', 'reproduce_vkr']
+__all__ = ['TABLE1_SETS', 'PAPER_TABLE1', 'PAPER_TABLE2', 'SVM_MAX_ITER', 'SV_EXTRAS', 'FULL_MAX_N', 'UnitBallScaler',
+           'load_vkr_dataset', 'table1_methods', 'table2_methods', 'evaluate_vkr_path', 'run_table', 'table_markdown',
+           'reproduce_vkr']
 
 # %% ../nbs/21_vkr_experiments.ipynb #aa330e2d
 class UnitBallScaler(TransformerMixin, BaseEstimator):
@@ -96,6 +97,9 @@ PAPER_TABLE2 = {  # paper row -> method -> ("error mean (std)", "#SV mean")
 }
 
 # %% ../nbs/21_vkr_experiments.ipynb #e7a701bf
+SVM_MAX_ITER = 10 ** 6   # LibSVM's iteration cap for the L2-SVM baselines (about 5 s at m = 600); see the text
+
+
 def _grid(quick, full):
     return full if not quick else [full[len(full) // 3], full[2 * len(full) // 3]]
 
@@ -109,7 +113,8 @@ def table1_methods(quick: bool = False, degrees=None, lam_grid=None, beta_grid=N
     kernels = [Polynomial(k) for k in degrees]
     vkr = lambda pen: make_pipeline(StandardScaler(), VKRClassifier(kernels, penalty=pen))
     return {
-        "L2-SVM": (make_pipeline(StandardScaler(), UnitBallScaler(), SVC(kernel="poly", gamma=1.0, coef0=1.0)),
+        "L2-SVM": (make_pipeline(StandardScaler(), UnitBallScaler(), SVC(kernel="poly", gamma=1.0, coef0=1.0,
+                                                                               max_iter=SVM_MAX_ITER)),
                    {"svc__degree": degrees, "svc__C": C_grid}),
         "L1-SVM": (make_pipeline(StandardScaler(), VKRClassifier(kernels[:1], lam=0.0, penalty="none")),
                    {"vkrclassifier__kernels": [[k] for k in kernels], "vkrclassifier__beta": beta_grid}),
@@ -126,7 +131,8 @@ def table2_methods(quick: bool = False, gammas=None, lam_grid=None, beta_grid=No
     C_grid = C_grid or _grid(quick, [10.0 ** i for i in range(-5, 8)])
     return {
         "L2-SVM-uniform": (make_pipeline(StandardScaler(), UniformMKL(gaussian_bank(gammas), normalize=None, center=False)),
-                           {"uniformmkl__estimator": [SVC(kernel="precomputed", C=C) for C in C_grid]}),
+                           {"uniformmkl__estimator": [SVC(kernel="precomputed", C=C, max_iter=SVM_MAX_ITER)
+                                                     for C in C_grid]}),
         "VKRG": (make_pipeline(StandardScaler(), VKRClassifier(gaussian_bank(gammas), penalty="gaussian", scale_inputs=False)),
                  {"vkrclassifier__lam": lam_grid, "vkrclassifier__beta": beta_grid}),
     }
@@ -174,6 +180,7 @@ def evaluate_vkr_path(pipeline,          # Pipeline(..., VKRClassifier) as in `t
     S, G = len(splits), len(grid)
     val, test, ftime = np.zeros((S, G)), np.zeros((S, G)), np.zeros((S, G))
     extras = {k: np.zeros((S, G)) for k in SV_EXTRAS}
+    unconverged = np.zeros((S, G), dtype=int)          # path points without an 'optimal' certificate
     groups = {}                                         # kernel list (by identity) -> grid indices
     for g, params in enumerate(grid):
         groups.setdefault(id(params.get(kk)), []).append(g)
@@ -195,13 +202,15 @@ def evaluate_vkr_path(pipeline,          # Pipeline(..., VKRClassifier) as in `t
                 val[s, g] = _err(y[sp.val], pipe.predict(X[sp.val]))
                 test[s, g] = _err(y[sp.test], pipe.predict(X[sp.test]))
                 ftime[s, g] = t_prep / len(idx) + path[float(lam), float(beta)].time
+                unconverged[s, g] = int(path[float(lam), float(beta)].status != "optimal")
                 for k, f in SV_EXTRAS.items():
                     extras[k][s, g] = f(pipe)
             bar.update()
     bar.close()
     best = int(np.argmin(val.mean(axis=0)))             # pooled selection, first minimum in grid order (as evaluate)
     return Evaluation(name=name or step, metric="error", test=test[:, best].copy(), params=[grid[best]] * S, val=val,
-                      grid=grid, fit_time=ftime[:, best].copy(), extra={k: v[:, best].copy() for k, v in extras.items()})
+                      grid=grid, fit_time=ftime[:, best].copy(), extra={k: v[:, best].copy() for k, v in extras.items()},
+                      unconverged=unconverged)
 
 
 def run_table(methods: dict, names, max_n: int | None = None, n_jobs=None, progress: bool = False,
@@ -240,7 +249,18 @@ def table_markdown(res: dict, paper: dict, baseline: str, test_train_ratio: floa
             pts = ev.extra.get("n_sv_points", ev.extra["n_sv"])
             rows.append([ds, meth, cell, pe, f"{np.mean(ev.extra['n_sv']):.1f}", f"{np.mean(pts):.1f}", psv])
     return markdown_table(["data set", "method", "error % (book)", "error % (paper)", "#SV atoms (book)",
-                           "#SV points (book)", "#SV (paper)"], rows, "llrrrrr")
+                           "#SV points (book)", "#SV (paper)"], rows, "llrrrrr") + _convergence_lines(res)
+
+
+def _convergence_lines(res: dict) -> str:
+    "One line per (set, method) whose grid had fits that issued a `ConvergenceWarning` (LibSVM's cap, or a certificate)."
+    lines = []
+    for ds, methods in res.items():
+        for meth, ev in methods.items():
+            if ev.unconverged is not None and ev.unconverged.any():
+                lines.append(f"- {meth} on {ds}: {int(ev.unconverged.sum())} of {ev.unconverged.size} fits did not "
+                             f"converge, {ev.unconverged_selected} of them at the selected setting")
+    return ("\n\nUnconverged fits (`Evaluation.unconverged`):\n\n" + "\n".join(lines)) if lines else ""
 
 # %% ../nbs/21_vkr_experiments.ipynb #1e8a0d5c
 FULL_MAX_N = 1000   # the full run's cap on the points per set (reduced protocol; see the text)

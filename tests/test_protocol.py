@@ -78,3 +78,36 @@ def test_tables(data):
     assert "| bc | logreg |" in md and "3.0" in md
     with pytest.raises(ValueError, match="as many cells"):
         markdown_table(["a"], [[1, 2]])
+
+
+class _Warner(LogisticRegression):
+    "A classifier that warns: ConvergenceWarning when C > 1, and always a UserWarning."
+    def fit(self, X, y):
+        import warnings
+        from sklearn.exceptions import ConvergenceWarning
+        if self.C > 1:
+            warnings.warn("cut off", ConvergenceWarning)
+        warnings.warn("unrelated", UserWarning)
+        return super().fit(X, y)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_evaluate_counts_convergence_warnings_per_setting(data, n_jobs):
+    import warnings
+    from sklearn.exceptions import ConvergenceWarning
+    X, y = data
+    X = StandardScaler().fit_transform(X)                 # so that LogisticRegression itself converges
+    grid = {"C": [0.5, 10.0]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = evaluate(_Warner(max_iter=500), X, y, RandomSplits(3, test_size=0.5, inner_cv=2, random_state=0), grid,
+                      progress=False, n_jobs=n_jobs)
+    # inner folds (2 per split) and, where C = 10 is selected, the refit
+    np.testing.assert_array_equal(ev.unconverged[:, 0], 0)
+    refit = np.array([p == {"C": 10.0} for p in ev.params], dtype=int)
+    np.testing.assert_array_equal(ev.unconverged[:, 1], 2 + refit)
+    assert ev.unconverged_selected == int(3 * refit.sum())
+    conv = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1 and f"{int(ev.unconverged.sum())} of" in conv[0]          # one summary, not one per fit
+    if n_jobs is None:                                                                  # serial: passed on unchanged
+        assert any(issubclass(w.category, UserWarning) and str(w.message) == "unrelated" for w in caught)
