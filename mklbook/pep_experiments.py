@@ -17,7 +17,7 @@ from .baselines import L1MKL, UniformMKL
 from .data import load_dataset, subsample
 from .kernels import KernelBank, center
 from .pep import PEP_DEGREES, PEP_TAUS, empirical_pep, fkl, fkl_path, ifkl, pep_bank, polynomial_scale
-from .protocol import RandomSplits, markdown_table, paired_ttest, reproduction, save_json
+from .protocol import RandomSplits, corrected_ttest, markdown_table, paired_ttest, reproduction, save_json
 from .solvers import svm_dual
 
 # %% auto #0
@@ -196,7 +196,8 @@ def run_table1(name: str, n_splits: int = 30, quick: bool = False, lams=LAMBDAS,
 
 # %% ../nbs/31_pep_experiments.ipynb #797e60c6
 def table1_markdown(results: dict, methods=METHODS, alpha: float = 0.05) -> str:
-    "Rows: data set (book) and (paper); bold the best book mean, mark '≈' the methods not significantly worse."
+    """Rows: data set (book) and (paper); bold the best book mean, mark '≈' the methods not significantly worse
+    (corrected resampled t-test, 50/50 splits; '≈†': worse by the plain paired t-test only)."""
     present = [m for m in methods if any(m in r["splits"] for r in results.values())]
     rows = []
     for name, r in results.items():
@@ -210,8 +211,8 @@ def table1_markdown(results: dict, methods=METHODS, alpha: float = 0.05) -> str:
             c = f"{acc[m].mean():.2f}±{acc[m].std(ddof=1) if len(acc[m]) > 1 else 0.0:.2f}"
             if m == best:
                 c = f"**{c}**"
-            elif len(acc[m]) > 1 and not paired_ttest(acc[m], acc[best], "less", alpha)[2]:
-                c += " ≈"
+            elif len(acc[m]) > 1 and not corrected_ttest(acc[m], acc[best], 1.0, "less", alpha)[2]:
+                c += " ≈" if not paired_ttest(acc[m], acc[best], "less", alpha)[2] else " ≈†"
             cells.append(c)
         rows.append([f"{name} (book, {r['n_splits']} splits)"] + cells)
         if name in PAPER_TABLE1:

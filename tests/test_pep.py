@@ -202,3 +202,18 @@ def test_t_validation():
     for t in (2.7, 0, True):
         with pytest.raises(ValueError, match="t must be an integer >= 1"):
             gaussian_pep(0.5, t)
+
+
+def test_table1_marks_use_the_corrected_resampled_ttest():
+    "A small consistent deficit over 10 half-splits: the plain paired test calls it worse, the corrected test does not."
+    from mklbook.pep_experiments import table1_markdown
+    rng = np.random.default_rng(0)
+    best = 80 + rng.normal(0, 1, 10)
+    res = {"toy": {"n_splits": 10, "splits": {"uniform": best.tolist(),
+                                              "FKL": (best - 0.5 + rng.normal(0, 0.3, 10)).tolist(),   # ≈†
+                                              "IFKL": (best - 5 + rng.normal(0, 0.3, 10)).tolist(),    # worse
+                                              "SimpleMKL": (best - 0.2 + np.tile([1.0, -1.0], 5)).tolist()}}}  # ≈
+    row = next(l for l in table1_markdown(res, methods=("FKL", "IFKL", "SimpleMKL", "uniform")).splitlines()
+               if l.startswith("| toy"))
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    assert cells[0].endswith("≈†") and not cells[1].endswith("≈") and cells[2].endswith(" ≈") and cells[3].startswith("**")
