@@ -464,10 +464,13 @@ class VCMKLResult(SolverResult):
     history: dict | None = None        # per-iteration traces (objective, grad_norm, lam, ...)
     idle: np.ndarray | None = None     # (M,) idle rules: w_m = 0 (the trivial nu-SVM solution), f_m = b_m constant
 
-    def decision_function(self, K_test):
-        "`g(x) = min_m f_m(x)` for a test stack `(M, n, l)`."
+    def decision_function(self, K_test, drop_idle: bool = False):
+        """`g(x) = min_m f_m(x)` for a test stack `(M, n, l)`; `drop_idle=True` takes the min over the active rules only
+        (all of them when every rule is idle), a post-hoc choice that leaves OPT1's optimum (see the estimator)."""
         K_test = np.asarray(K_test, dtype=np.float64)
         F = np.einsum("mnl,lm->nm", K_test, self.coef) + self.b
+        if drop_idle and self.idle is not None and self.idle.any() and not self.idle.all():
+            F = F[:, ~self.idle]
         return F.min(axis=1)
 
 
@@ -763,7 +766,8 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
 
     Default: the paper's Table 1 setting, M = 5 linear kernels, nu_m = 0.02, gamma = |I-|/l, PDDP."""
 
-    def __init__(self, kernels=None, nu=0.02, gamma=None, solver="pddp", max_iter=100, tol=1e-4, random_state=0):
+    def __init__(self, kernels=None, nu=0.02, gamma=None, solver="pddp", max_iter=100, tol=1e-4, random_state=0,
+                 idle_rules="veto"):
         self.kernels = kernels          # list of M kernels (None: 5 x Linear())
         self.nu = nu
         self.gamma = gamma
@@ -771,6 +775,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.idle_rules = idle_rules    # "veto": OPT1's optimum (an idle rule's b_m <= 0 vetoes); "drop": ignore idle rules
 
     def _kernel_list(self):
         return [Linear() for _ in range(5)] if self.kernels is None else list(self.kernels)
@@ -781,6 +786,9 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type not in ("binary", "multiclass"):
             raise ValueError(f"Unknown label type: {y_type!r}. VCMKLClassifier needs binary class labels.")
+        if self.idle_rules not in ("veto", "drop"):
+            raise ValueError(f"idle_rules must be 'veto' (OPT1's optimum) or 'drop' (predict with the active rules only); "
+                             f"got {self.idle_rules!r}.")
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
             raise ValueError(f"Only binary classification is supported: VCMKLClassifier is binary; y has {self.classes_.size} classes {self.classes_.tolist()}. "
@@ -793,16 +801,18 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = self.result_.n_iter
         if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
             idle = np.flatnonzero(self.result_.idle).tolist()
+            what = ("they are left out of the veto (idle_rules='drop')" if self.idle_rules == "drop" and
+                    not self.result_.idle.all() else "an idle rule is a constant, and with b_m <= 0 it vetoes every sample")
             warnings.warn(f"VCMKLClassifier: rule(s) {idle} of {len(self.result_.idle)} are idle (w_m = 0, the trivial "
-                          f"nu-SVM solution) at nu = {self.nu}; an idle rule is a constant, and with b_m <= 0 it vetoes "
-                          "every sample. Raise nu or use a richer kernel.", UserWarning, stacklevel=2)
+                          f"nu-SVM solution) at nu = {self.nu}; {what}. Raise nu, use a richer kernel, or set "
+                          "idle_rules='drop' to predict with the active rules.", UserWarning, stacklevel=2)
         return self
 
     def decision_function(self, X):
-        "`min_m f_m(x)`: positive exactly when every base rule accepts."
+        "`min_m f_m(x)` (over the active rules with `idle_rules='drop'`): positive exactly when every rule accepts."
         check_is_fitted(self, "result_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.result_.decision_function(self.bank_.transform(X))
+        return self.result_.decision_function(self.bank_.transform(X), drop_idle=self.idle_rules == "drop")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -191,3 +191,16 @@ def test_no_idle_rule_when_every_subgroup_is_separable():
         r = solve_vcmkl(Ks, y, nu=0.05, max_iter=20)
     assert not r.idle.any()
     assert np.mean(np.where(r.decision_function(Ks) > 0, 1, -1) == y) > 0.9
+
+
+def test_drop_idle_takes_the_min_over_active_rules_only():
+    from mklbook.vcmkl import VCMKLResult
+    K = np.stack([np.eye(3)] * 3)
+    r = VCMKLResult(coef=np.array([[1.0, 0, 5], [2, 0, 5], [3, 0, 5]]), b=np.array([0.0, -1.0, 0.0]),
+                    idle=np.array([False, True, False]))
+    np.testing.assert_array_equal(r.decision_function(K), [-1, -1, -1])               # the idle rule vetoes
+    np.testing.assert_array_equal(r.decision_function(K, drop_idle=True), [1, 2, 3])  # min over rules 0 and 2
+    r.idle[:] = True                                                                  # nothing active: keep every rule
+    np.testing.assert_array_equal(r.decision_function(K, drop_idle=True), [-1, -1, -1])
+    with pytest.raises(ValueError, match="idle_rules must be"):
+        VCMKLClassifier(idle_rules="abstain").fit(np.random.default_rng(0).normal(size=(8, 2)), np.r_[[1] * 4, [-1] * 4])
