@@ -86,6 +86,26 @@ def test_relative_gap_is_honest_on_tiny_optimum():
     assert res.status == "optimal" and (res.objective - res.dual_objective) / res.objective <= 1e-7
 
 
+@pytest.mark.parametrize("price", [1e-5, 1e-6, 1e-8])
+def test_gaussian_bank_at_tiny_prices_is_certified(price):
+    """Regression: the nine-width Gaussian bank near interpolation (F* ~ 1e-4..1e-7) used to stop "inaccurate" with
+    gaps 1e-7..1e-4, HiGHS' absolute primal tolerance leaving margins at 1 - 1e-9. The active-set polish solves the
+    support's equations exactly; the LP, CD and the warm path must all be certified and agree with cvxpy."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X[::5]), y[::5]
+    gammas = 10.0 ** (np.arange(-4, 5) / 2)
+    Ks = KernelBank([Gaussian(g) for g in gammas]).fit_transform(X)
+    ref = None
+    for res in (solve_vkr(Ks, y, gammas, price, price), solve_vkr(Ks, y, gammas, price, price, solver="cd"),
+                vkr_path(Ks, y, gammas, [price], [price])[price, price]):
+        assert res.status == "optimal" and res.gap <= 1e-7, (res.solver, res.gap, res.message)
+        assert res.dual_objective <= res.objective
+        ref = _cvxpy_optimum(Ks, res.y, res.Lambda) if ref is None else ref
+        assert res.objective == pytest.approx(ref, rel=1e-6)
+
+
 def test_non_pds_and_asymmetric_kernels_accepted():
     Ks, y = _problem()
     rng = np.random.default_rng(0)
