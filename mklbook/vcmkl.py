@@ -542,14 +542,16 @@ class _Evaluator:
         return s
 
 
-def _pddp(prob, lam0, max_iter=100, tol=1e-4, step=None, cache=True):
-    """Algorithm 1 with the sign of the step corrected, then an exact vertex stage.
+def _pddp(prob, lam0, max_iter=100, tol=1e-4, step=None, cache=True, seeds=(), random_state=0):
+    """Algorithm 1 with the sign of the step corrected, then an exact vertex stage (optionally multi-start).
 
     Phase 1 (at most `max_iter // 2` iterations): projected (super)gradient descent of `P = -J*` on `Lambda` with
     Theorem 4's step, inner solutions from cached critical regions when certified, stopped by the relative-change rule.
     Phase 2: exact vertex steps `lambda <- argmin_Lambda <lambda, c- Xi>` (never raising `P`, by concavity), seeded from
     the best phase-1 point *and* from `lam0`, until each seed reaches a vertex that is its own minimiser; the better
-    end point is returned. All iterations count against `max_iter`; `hist["converged"]` says whether phase 2 finished."""
+    end point is returned. All iterations count against `max_iter`; `hist["converged"]` says whether phase 2 finished.
+    `seeds` (any of "sgd", "cccp"): run those local methods from `lam0` too and add their assignments as phase-2 seeds
+    (phases 4, 5, ...), so the result is no worse than theirs; their iterations and QPs are added to the counts."""
     ev = _Evaluator(prob, cache)
     lam, s = lam0.copy(), ev(lam0)
     s0 = s
@@ -581,8 +583,14 @@ def _pddp(prob, lam0, max_iter=100, tol=1e-4, step=None, cache=True):
         if abs(-s.J - old) <= tol * max(abs(old), 1e-300):
             break
     hist["n_phase1"] = it
+    starts, seed_it, seed_qp = [(2, best[1], best[2]), (3, lam0.copy(), s0)], 0, 0
+    for k, name in enumerate(seeds):                    # multi-start: other local methods' end points as seeds
+        kw = {"random_state": random_state} if name == "sgd" else {}
+        lam_k, _, it_k, qp_k, _ = _SEEDS[name](prob, lam0, max_iter=max_iter, tol=tol, **kw)
+        seed_it, seed_qp = seed_it + it_k, seed_qp + qp_k
+        starts.append((4 + k, lam_k, ev(lam_k)))
     ends, done = [], []
-    for phase, (lam, s) in ((2, best[1:]), (3, (lam0.copy(), s0))):   # phase 2 from both seeds
+    for phase, lam, s in starts:                        # phase 2 from every seed
         fixed = False
         while it < max_iter:
             it += 1
@@ -600,7 +608,8 @@ def _pddp(prob, lam0, max_iter=100, tol=1e-4, step=None, cache=True):
     _, lam, s = min(ends, key=lambda e: e[0])
     hist["converged"] = all(done)
     hist["n_hits"] = ev.n_hits
-    return lam, s, it, ev.n_qp, hist
+    hist["seed_ends"] = {("gradient", "lam0", *seeds)[i]: float(e[0]) for i, e in enumerate(ends)}
+    return lam, s, it + seed_it, ev.n_qp + seed_qp, hist
 
 
 def _am(prob, lam0, max_iter=100, tol=1e-4):
@@ -706,6 +715,7 @@ def _sgd(prob, lam0, max_iter=100, tol=1e-4, batch=32, eta0=1.0, random_state=0)
 
 
 _SOLVERS = {"pddp": _pddp, "am": _am, "cccp": _cccp, "sgd": _sgd}
+_SEEDS = {"sgd": _sgd, "cccp": _cccp}                  # the local methods PDDP can take extra starts from
 
 # %% ../nbs/50_vcmkl.ipynb #753583f1
 def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden subgroup
@@ -718,6 +728,7 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
                 tol=1e-4,           # stop when |J_t+1 - J_t| <= tol |J_t| (the paper's rule)
                 random_state=0,
                 warn=True,
+                seeds=(),           # pddp only: also start phase 2 from these methods' end points ("sgd", "cccp")
                ) -> VCMKLResult:
     """Veto-consensus MKL: `min OPT1 = 1/2 sum ||w_m||^2 - sum nu_m rho_m + c+ sum_I+ max_m xi_im + c- sum_I- min_Lambda xi`
     with `xi_im = [rho_m - y_i f_m(x_i)]_+`, by PDDP or a local method; `.objective` is OPT1 at the returned `(w, b, rho)`."""
@@ -725,6 +736,10 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
     t0 = time.perf_counter()
     if solver not in _SOLVERS:
         raise ValueError(f"solver must be one of {sorted(_SOLVERS)}; got {solver!r}.")
+    seeds = tuple(seeds or ())
+    if seeds and (solver != "pddp" or not set(seeds) <= set(_SEEDS) or len(set(seeds)) < len(seeds)):
+        raise ValueError(f"seeds are extra starts for solver='pddp' only, each of {sorted(_SEEDS)} at most once; got "
+                         f"seeds={seeds!r} with solver={solver!r}.")
     prob = make_problem(Ks, y, nu, gamma)
     with threadpool_limits(1):
         if lam0 is None:
@@ -734,7 +749,8 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
             if lam0.shape != (len(prob.neg), prob.M):
                 raise ValueError(f"lam0 must have shape (|I-|, M) = {(len(prob.neg), prob.M)}; got {lam0.shape}.")
             lam0 = project_lambda(prob, lam0)
-        kw = {"random_state": random_state} if solver == "sgd" else {}
+        kw = ({"random_state": random_state} if solver == "sgd" else
+              {"seeds": seeds, "random_state": random_state} if solver == "pddp" else {})
         lam, s, it, n_qp, hist = _SOLVERS[solver](prob, lam0, max_iter=max_iter, tol=tol, **kw)
         res = VCMKLResult(solver=f"vcmkl/{solver}", lam=lam, alpha=s.alpha, n_iter=it, n_qp=n_qp, history=hist)
         done = hist["converged"] if "converged" in hist else it < max_iter
@@ -767,7 +783,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     Default: the paper's Table 1 setting, M = 5 linear kernels, nu_m = 0.02, gamma = |I-|/l, PDDP."""
 
     def __init__(self, kernels=None, nu=0.02, gamma=None, solver="pddp", max_iter=100, tol=1e-4, random_state=0,
-                 idle_rules="veto"):
+                 idle_rules="veto", seeds=()):
         self.kernels = kernels          # list of M kernels (None: 5 x Linear())
         self.nu = nu
         self.gamma = gamma
@@ -776,6 +792,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.idle_rules = idle_rules    # "veto": OPT1's optimum (an idle rule's b_m <= 0 vetoes); "drop": ignore idle rules
+        self.seeds = seeds              # PDDP multi-start: also descend from these methods' end points ("sgd", "cccp")
 
     def _kernel_list(self):
         return [Linear() for _ in range(5)] if self.kernels is None else list(self.kernels)
@@ -797,7 +814,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         Ks = self.bank_.fit_transform(X)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         self.result_ = solve_vcmkl(Ks, y_pm, self.nu, self.gamma, self.solver, max_iter=self.max_iter, tol=self.tol,
-                                   random_state=self.random_state, warn=False)
+                                   random_state=self.random_state, warn=False, seeds=self.seeds)
         self.n_iter_ = self.result_.n_iter
         if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
             idle = np.flatnonzero(self.result_.idle).tolist()

@@ -115,6 +115,33 @@ def test_pddp_no_worse_than_am_same_start(seed):
     assert p.objective <= a.objective + 1e-9 * abs(a.objective)
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_multistart_pddp_no_worse_than_every_local_method_same_start(seed):
+    "seeds=('sgd', 'cccp'): the vertex phase also starts from SGD's and CCCP's assignments, so PDDP loses to none of them."
+    X, y = toy(seed=seed)
+    Ks = np.stack([X @ X.T + 1.0] * 3)
+    prob = make_problem(Ks, y, 0.05)
+    lam0 = np.random.default_rng(seed).dirichlet(np.ones(3), len(prob.neg))
+    kw = dict(nu=0.05, lam0=lam0, max_iter=40, warn=False)
+    p = solve_vcmkl(Ks, y, solver="pddp", seeds=("sgd", "cccp"), **kw)
+    single = solve_vcmkl(Ks, y, solver="pddp", **kw)
+    for solver in ("am", "cccp", "sgd"):
+        r = solve_vcmkl(Ks, y, solver=solver, **kw)
+        assert p.objective <= r.objective + 1e-9 * abs(r.objective), (solver, p.objective, r.objective)
+    assert p.objective <= single.objective + 1e-9 * abs(single.objective)
+    assert set(p.history["seed_ends"]) == {"gradient", "lam0", "sgd", "cccp"}
+    assert p.objective == pytest.approx(min(p.history["seed_ends"].values()), rel=1e-9)
+    assert p.n_iter > single.n_iter and p.n_qp >= single.n_qp                 # the seeds' work is counted
+
+
+def test_seeds_are_validated():
+    X, y = toy()
+    Ks = np.stack([X @ X.T] * 2)
+    for bad in [dict(solver="am", seeds=("sgd",)), dict(seeds=("newton",)), dict(seeds=("sgd", "sgd"))]:
+        with pytest.raises(ValueError, match="seeds are extra starts"):
+            solve_vcmkl(Ks, y, **bad)
+
+
 def _brute_force_opt1(X, y, nu, gamma):
     """Global optimum of the balanced OPT1 by enumerating every vertex assignment of negatives to the two rules and
     solving the inner convex problem of Proposition 1 with cvxpy (an independent formulation: the primal, not the dual)."""
