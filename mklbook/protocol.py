@@ -200,23 +200,20 @@ def _jsonable(v):
 
 
 def _fit_and_score(estimator, params, X, y, train, evals, metric_fn, extra):
-    "Fit one setting and score it; returns `(losses, fit_time, extras, n_convergence_warnings)`."
+    "Fit one setting and score it; returns `(losses, fit_time, extras, convergence_warned, other_warnings)`."
     est = clone(estimator).set_params(**params)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:       # counted here: joblib workers would drop them
         warnings.simplefilter("always", ConvergenceWarning)
         est.fit(X[train], y[train])
     fit_time = time.perf_counter() - t0
-    n_conv = 0
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            n_conv += 1
-        else:                                                   # anything else is passed on unchanged
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    n_conv = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    others = [(str(w.message), w.category, w.filename, w.lineno) for w in caught     # passed on by `evaluate`, once each
+              if not issubclass(w.category, ConvergenceWarning)]
     losses = [metric_fn(y[idx], est.predict(X[idx])) for idx in evals]
     test = evals[-1]
     extras = {k: float(f(est, X[test], y[test]) if _n_args(f) >= 3 else f(est)) for k, f in (extra or {}).items()}
-    return losses, fit_time, extras, int(n_conv > 0)
+    return losses, fit_time, extras, int(n_conv > 0), others
 
 
 def _n_args(f) -> int:
@@ -268,8 +265,9 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
     val = np.zeros((len(splits), len(grid)))
     count = np.zeros_like(val)
     unconverged = np.zeros(val.shape, dtype=int)
-    test_of = {}
-    for task, (losses, fit_time, extras, n_conv) in zip(tasks, results):
+    test_of, other_warnings = {}, {}
+    for task, (losses, fit_time, extras, n_conv, others) in zip(tasks, results):
+        other_warnings.update(dict.fromkeys(others))
         s, g, kind, f = task
         val[s, g] += losses[0]
         count[s, g] += 1
@@ -286,10 +284,13 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
         def refit_job(task):
             s, g = task
             return _fit_and_score(estimator, grid[g], X, y, splits[s].train, [splits[s].test], metric_fn, extra)
-        for (s, g), (losses, fit_time, extras, n_conv) in zip(refit, _run(refit_job, refit, n_jobs, progress,
-                                                                          f"{label}: refit")):
+        for (s, g), (losses, fit_time, extras, n_conv, others) in zip(refit, _run(refit_job, refit, n_jobs, progress,
+                                                                                  f"{label}: refit")):
             test_of[s, g] = (losses[0], fit_time, extras)
             unconverged[s, g] += n_conv
+            other_warnings.update(dict.fromkeys(others))
+    for msg, cat, filename, lineno in other_warnings:          # the fits' other warnings, each distinct one once
+        warnings.warn_explicit(msg, cat, filename, lineno)
     chosen = [test_of[s, int(best[s])] for s in range(len(splits))]
     extra_names = sorted(chosen[0][2]) if chosen else []
     ev = Evaluation(
