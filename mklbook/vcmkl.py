@@ -28,7 +28,7 @@ __all__ = ['VCMKLProblem', 'make_problem', 'hinge_losses', 'lmo', 'opt1_objectiv
 # %% auto #0
 __all__ = ['veto_consensus', 'rademacher_mc', 'kernel_rademacher_bound', 'VCMKLProblem', 'make_problem', 'hinge_losses', 'lmo',
            'opt1_objective', 'project_lambda', 'kmeans_lambda', 'primal_value', 'CriticalRegion', 'pddp_bounds',
-           'InnerSolution', 'solve_inner', 'VCMKLResult', 'solve_vcmkl', 'VCMKLClassifier']
+           'InnerSolution', 'solve_inner', 'VCMKLResult', 'result_from_primal', 'solve_vcmkl', 'VCMKLClassifier']
 
 # %% ../nbs/50_vcmkl.ipynb #33a00427
 def veto_consensus(F):
@@ -511,6 +511,11 @@ def _finish_fit(prob, res, W, b, rho):
     res.b, res.rho = np.asarray(b, float), np.asarray(rho, float)
     res.objective = opt1_objective(prob, W, b, rho)
     return res
+
+
+def result_from_primal(prob, lam, W, b, rho) -> VCMKLResult:
+    "A `VCMKLResult` for any primal iterate `(w, b, rho)` at `lam`, made exact as `solve_vcmkl` makes its answer (idle rules)."
+    return _finish_fit(prob, VCMKLResult(solver="vcmkl/primal", lam=np.asarray(lam, float)), W, b, rho)
 
 # %% ../nbs/50_vcmkl.ipynb #86acb8d1
 class _Evaluator:

@@ -231,3 +231,20 @@ def test_drop_idle_takes_the_min_over_active_rules_only():
     np.testing.assert_array_equal(r.decision_function(K, drop_idle=True), [-1, -1, -1])
     with pytest.raises(ValueError, match="idle_rules must be"):
         VCMKLClassifier(idle_rules="abstain").fit(np.random.default_rng(0).normal(size=(8, 2)), np.r_[[1] * 4, [-1] * 4])
+
+
+def test_result_from_primal_makes_iterates_exact_like_the_answer():
+    from mklbook.vcmkl import result_from_primal
+    X, y = toy(seed=0)
+    Ks = np.stack([X @ X.T] * 2)
+    r = solve_vcmkl(Ks, y, nu=0.05, max_iter=20, warn=False)
+    prob = make_problem(Ks, y, 0.05)
+    h = r.history
+    k = next(i for i in range(len(h["lam"]) - 1, -1, -1)            # the returned end point among the iterates
+             if np.array_equal(h["lam"][i], r.lam) and abs(h["objective"][i] - r.objective) <= 1e-9 * abs(r.objective))
+    e = result_from_primal(prob, h["lam"][k], *h["W"][k])
+    np.testing.assert_array_equal(e.idle, r.idle)
+    np.testing.assert_allclose(e.decision_function(Ks), r.decision_function(Ks), rtol=0, atol=1e-12)
+    for lam, W in zip(h["lam"], h["W"]):                            # every iterate: idle rules exactly constant
+        e = result_from_primal(prob, lam, *W)
+        assert np.all(e.coef[:, e.idle] == 0)
