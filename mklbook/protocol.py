@@ -170,7 +170,14 @@ class Evaluation:
         "Fits of the selected settings (inner folds and the final fit) that issued a `ConvergenceWarning`."
         if self.unconverged is None:
             return 0
-        return int(sum(self.unconverged[s, self.grid.index(p)] for s, p in enumerate(self.params)))
+        return int(sum(self.unconverged[s, self._grid_index(p)] for s, p in enumerate(self.params)))
+
+    def _grid_index(self, p) -> int:
+        "Position of a selected setting in the grid: by identity (as `evaluate` builds it), else by equality."
+        for i, q in enumerate(self.grid):
+            if q is p:
+                return i
+        return self.grid.index(p)
 
     @property
     def mean(self) -> float:
