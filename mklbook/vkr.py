@@ -589,15 +589,12 @@ def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K
     if warm_start is not None and solver != "cd":
         raise ValueError("warm_start needs solver='cd' (the working-set LP); the full LP of solver='lp' has no warm start.")
     if solver == "cd":
-        u0 = np.full(m, 1.0 / m)
-        if (Lambda > 0).all() and (np.abs(_price(Ks, y_pm, u0)) <= Lambda[:, None]).all():
-            # alpha = 0 is optimal: u = 1/m is dual feasible with value 1 = F(0); no LP needed
-            res.coef, res.solver, res.n_iter = np.zeros((p, m)), "cd+working-set", 0
-            res.objective, res.dual_objective = 1.0, vkr_dual_value(Ks, y_pm, u0, Lambda)
-            res.message = "alpha = 0 is optimal: |Q'u| <= Lambda at u = 1/m (no LP solved)"
+        res.solver = "cd+working-set"
+        if _zero_is_optimal(Ks, y_pm, Lambda, res):
             return _finish_vkr(res, 1.0 - res.dual_objective, tol, t0, warn)
         if warm_start is not None:
             atoms = _warm_atoms(warm_start, p, m)
+            n_warm = len(atoms)
             start = set(atoms) | {tuple(kj) for kj in (getattr(warm_start, "working_set", None) or [])}
         else:
             rounds = 2 * m if cd_rounds is None else cd_rounds
@@ -616,7 +613,7 @@ def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K
             for (k, j), a in atoms.items():
                 coef[k, j] = a
             res.solver, res.n_iter = "cd+working-set", n_cd + n_ws
-            how0 = (f"warm start from {len(_warm_atoms(warm_start, p, m))} atoms" if warm_start is not None
+            how0 = (f"warm start from {n_warm} atoms" if warm_start is not None
                     else f"{n_cd} CD rounds ({'stalled' if stalled else 'not stalled'})")
             res.message = f"{how0}, {n_ws} working-set LP rounds, largest working set {peak} of {p * m} atoms"
         if coef is None:
@@ -630,6 +627,19 @@ def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K
             break
     res.message = f"{res.message}; {how}".lstrip("; ")
     return _finish_vkr(res, gap, tol, t0, warn)
+
+
+def _zero_is_optimal(Ks, y, Lambda, res) -> bool:
+    """If `u = 1/m` is dual feasible (`|Q'u| <= Lambda`), its value 1 equals `F(0)`: store `alpha = 0` in `res` (objective,
+    dual value, message) and return True, so no LP is solved; else return False and leave `res` alone."""
+    p, m, _ = Ks.shape
+    u0 = np.full(m, 1.0 / m)
+    if not ((Lambda > 0).all() and (np.abs(_price(Ks, y, u0)) <= Lambda[:, None]).all()):
+        return False
+    res.coef, res.n_iter, res.objective = np.zeros((p, m)), 0, 1.0
+    res.dual_objective = vkr_dual_value(Ks, y, u0, Lambda)
+    res.message = "alpha = 0 is optimal: |Q'u| <= Lambda at u = 1/m (no LP solved)"
+    return True
 
 
 def _warm_atoms(warm, p, m) -> dict:
@@ -813,11 +823,7 @@ def _warm_point(Ks, y, classes, Lambda, lp, tol, max_rounds, batch) -> VKRResult
     "One grid point on the warm HiGHS model, with the same certificate as `solve_vkr`."
     p, m, _ = Ks.shape
     res = VKRResult(y=y, Lambda=Lambda, classes=classes, solver="highs warm path")
-    u0 = np.full(m, 1.0 / m)
-    if (Lambda > 0).all() and (np.abs(_price(Ks, y, u0)) <= Lambda[:, None]).all():
-        res.coef, res.n_iter, res.objective = np.zeros((p, m)), 0, 1.0
-        res.dual_objective = vkr_dual_value(Ks, y, u0, Lambda)
-        res.message = "alpha = 0 is optimal: |Q'u| <= Lambda at u = 1/m (no LP solved)"
+    if _zero_is_optimal(Ks, y, Lambda, res):
         return _finish_vkr(res, 1.0 - res.dual_objective, tol, 0.0, False)
     lp.prune(4 * batch)
     coef, u, rounds, priced = lp.solve(Lambda, tol, batch, max_rounds)
