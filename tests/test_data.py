@@ -40,7 +40,7 @@ def test_registry_lists_every_manifest_name_and_the_sklearn_sets():
     assert names[:5] == SKLEARN_SETS
     assert [r[0] for r in MANIFEST] == names[5:]
     assert {"sentiment-books-train", "sentiment-books-test", "sentiment-dvd-train"} <= set(names)
-    assert len(names) == len(set(names)) == 30
+    assert len(names) == len(set(names)) == 31
     for task in ("binary", "multiclass", "regression"):
         assert all(dataset_info(n).task == task for n in list_datasets(task))
     with pytest.raises(ValueError, match="'binary', 'multiclass'"):
@@ -221,7 +221,7 @@ def test_registered_set_loads_with_documented_shape(name):
 def test_label_coding_follows_the_registry():
     counts = {"ionosphere": 225, "sonar": 111, "pima": 268, "breast-cancer-wisconsin": 241, "german-numer": 300,
               "spambase": 1813, "australian": 383, "liver-bupa": 200, "splice-libsvm": 517, "svmguide3": 296,
-              "a1a": 395, "musk": 207, "phishing": 6157, "retinopathy": 611}
+              "a1a": 395, "musk": 207, "phishing": 6157, "retinopathy": 611, "white": 3258}
     for name, n_pos in counts.items():
         _, y = load_dataset(name, download=False)
         assert int((y == 1).sum()) == n_pos, name
