@@ -18,12 +18,9 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import CombinedKernelModel, KernelStackEstimator
-from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d,
-                             check_stack, check_weights, combine)
-
-__all__ = ["alignment", "target_matrix", "alignment_stats", "combined_alignment", "align_weights",
-           "linear_alignment_weights", "AlignfResult", "alignf_weights", "nonneg_quadratic", "kkt_residual",
-           "AlignmentKRRResult", "alignment_krr", "AlignMKL", "AlignmentKRR"]
+from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
+                      check_positive, check_psd, check_stack, check_weights, combine)
+from .solvers import _check_targets
 
 # %% auto #0
 __all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment', 'align_weights', 'align_from_stats',
@@ -33,8 +30,8 @@ __all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment'
 # %% ../nbs/10_alignment.ipynb #8ff3d624
 def alignment(K1, K2, centered: bool = True) -> float:
     "Centered alignment `<K1c, K2c>_F / (||K1c||_F ||K2c||_F)` (Def. 4), or the uncentered `A_hat` when `centered=False`."
-    K1 = check_stack(K1, "K1")[0] if np.ndim(K1) == 2 else _single(K1, "K1")
-    K2 = check_stack(K2, "K2")[0] if np.ndim(K2) == 2 else _single(K2, "K2")
+    K1 = check_stack(K1, "K1", symmetric=True)[0] if np.ndim(K1) == 2 else _single(K1, "K1")
+    K2 = check_stack(K2, "K2", symmetric=True)[0] if np.ndim(K2) == 2 else _single(K2, "K2")
     if K1.shape != K2.shape:
         raise ValueError(f"K1 and K2 must have the same shape (m, m); got {K1.shape} and {K2.shape}.")
     if centered:
@@ -54,7 +51,7 @@ def alignment(K1, K2, centered: bool = True) -> float:
 
 
 def _single(K, name):
-    K = check_stack(K, name)
+    K = check_stack(K, name, symmetric=True)
     if K.shape[0] != 1:
         raise ValueError(f"{name} must be a single kernel matrix (m, m); got a stack of {K.shape[0]}.")
     return K[0]
@@ -87,12 +84,23 @@ def target_matrix(y, task: str = "auto") -> np.ndarray:
     return np.eye(classes.size)[codes]
 
 
+def _kernel_stack(Ks, psd: str = "assume"):
+    "A symmetric stack (NaN/inf are left to `centered_products`, which sees them in its pass) or a `FeatureStack`."
+    if isinstance(Ks, FeatureStack):
+        return Ks                                   # K_k = Phi_k Phi_k^T: symmetric and PSD by construction
+    Ks = check_stack(Ks, symmetric=True, finite=False)
+    check_psd(Ks, psd)
+    return Ks
+
+
 def alignment_stats(Ks, y) -> tuple[np.ndarray, np.ndarray]:
     """`(a, M)`: `a_k = <K_k^c, Y Y^T>_F = Tr[Yc^T K_k Yc]` and `M_kl = <K_k^c, K_l^c>_F` (Sec. 3.2).
 
-    `Ks`: a stack `(p, m, m)` or a `FeatureStack` (then in O(m r^2), no m x m matrix per kernel)."""
-    if not isinstance(Ks, FeatureStack):
-        Ks = check_stack(Ks, finite=False)          # centered_products detects NaN/inf in its own pass
+    `Ks`: a symmetric stack `(p, m, m)` or a `FeatureStack` (then in O(m r^2), no m x m matrix per kernel)."""
+    return _alignment_stats(_kernel_stack(Ks), y)
+
+
+def _alignment_stats(Ks, y):
     p, m, _ = Ks.shape
     Y = target_matrix(y)
     if Y.shape[0] != m:
@@ -131,11 +139,16 @@ def _kernel_alignments(a, M, y) -> np.ndarray:
     return rho
 
 
-def align_weights(Ks, y, q: float = 2.0) -> np.ndarray:
-    "align (Eq. 3; Prop. 7 for L_q): `mu_k ∝ rho_hat(K_k, K_Y)^(1/(q-1))`, unit L2 norm."
-    if not q > 1:
+def align_weights(Ks, y, q: float = 2.0, psd: str = "check") -> np.ndarray:
+    """align (Eq. 3; Prop. 7 for L_q): `mu_k ∝ rho_hat(K_k, K_Y)^(1/(q-1))`, unit L2 norm.
+
+    psd: "check" refuses kernels that are not PSD, "assume" skips the test (see `mklbook.kernels.check_psd`)."""
+    if not (isinstance(q, (int, float, np.floating)) and q > 1):
         raise ValueError(f"q must be > 1 (q = 1 puts all the weight on the best kernel: use q close to 1); got {q}.")
-    a, M = alignment_stats(Ks, y)
+    if psd == "allow":
+        raise ValueError("align weights kernels by their alignment, which is only meaningful for PSD kernels: "
+                         "psd='allow' is not available here; use psd='check' or 'assume'.")
+    a, M = _alignment_stats(_kernel_stack(Ks, psd), y)
     return align_from_stats(a, M, y, q)
 
 
@@ -224,13 +237,23 @@ def nonneg_quadratic(M, a, tol: float = 1e-10, max_refine: int = 20) -> tuple[np
     return v, kkt_residual(v, M, a), n_ref
 
 
-def alignf_weights(Ks, y, tol: float = 1e-8) -> AlignfResult:
-    "alignf (Prop. 9): `v = argmin_{v>=0} v^T M v - 2 v^T a`, `mu = v / ||v||`, certified by the KKT residual of (7)."
-    a, M = alignment_stats(Ks, y)
-    return alignf_from_stats(a, M, y, tol)
+def alignf_weights(Ks, y, tol: float = 1e-8, psd: str = "check") -> AlignfResult:
+    """alignf (Prop. 9): `v = argmin_{v>=0} v^T M v - 2 v^T a`, `mu = v / ||v||`, certified by the KKT residual of (7).
+
+    psd: "check" refuses kernels that are not PSD; "assume" skips the test; "allow" accepts them, and the status is
+    then "stationary point" (QP (7) is still solved, but `K_mu` need not be a kernel)."""
+    tol = check_positive(tol, "tol")
+    Ks = _kernel_stack(Ks)
+    bad = [] if isinstance(Ks, FeatureStack) else check_psd(Ks, psd)
+    a, M = _alignment_stats(Ks, y)
+    res = alignf_from_stats(a, M, y, tol)
+    if bad:
+        res.status = "stationary point" if res.status == "optimal" else res.status
+    return res
 
 
 def alignf_from_stats(a, M, y, tol=1e-8):
+    "alignf from the statistics `(a, M)` of `alignment_stats`."
     _kernel_alignments(a, M, y)                                 # warns about constant kernels, raises if all are
     v, res, n_ref = nonneg_quadratic(M, a, tol=min(tol, 1e-10))
     nv = np.linalg.norm(v)
@@ -274,19 +297,23 @@ def _eq9(Ks, y, mu, a, Q, gamma):
 
 
 def alignment_krr(Ks, y, gamma: float = 1.0, gamma1: float = 1e-3, gamma2: float = 1.0, tol: float = 1e-7,
-                  max_iter: int = 500, mu0=None) -> AlignmentKRRResult:
+                  max_iter: int = 500, mu0=None, psd: str = "check") -> AlignmentKRRResult:
     """Single-stage alignment KRR (Eq. 9): `min_{mu>=0} y^T (K_mu + I)^{-1} y - gamma mu^T a + mu^T (gamma2 M + gamma1 I) mu`.
 
-    gamma, gamma1, gamma2 are the paper's gamma, gamma', gamma'' (>= 0; gamma1 + gamma2 > 0 keeps the problem bounded)."""
-    Ks = check_stack(Ks, psd=False)
+    gamma, gamma1, gamma2 are the paper's gamma, gamma', gamma'' (>= 0; gamma1 + gamma2 > 0 keeps the problem bounded).
+    psd: "check" (refuse non-PSD kernels) or "assume"; (9) needs `K_mu + I` positive definite, so "allow" is refused."""
+    if psd == "allow":
+        raise ValueError("alignment_krr needs K_mu + I positive definite for every mu >= 0, i.e. PSD kernels: "
+                         "psd='allow' is not available here; use psd='check' or 'assume'.")
+    Ks = check_stack(Ks, symmetric=True)
+    check_psd(Ks, psd)
     p, m, _ = Ks.shape
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if y.shape[0] != m:
-        raise ValueError(f"y has {y.shape[0]} targets but the kernels are {m} x {m}.")
+    y = _check_targets(y, m)
     for name, g in (("gamma", gamma), ("gamma1", gamma1), ("gamma2", gamma2)):
-        if not (np.isfinite(g) and g >= 0):
-            raise ValueError(f"{name} must be a non-negative number; got {g!r}.")
-    a, M = alignment_stats(Ks, y)
+        check_positive(g, name, allow_zero=True)
+    tol = check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter", low=0)
+    a, M = _alignment_stats(Ks, y)
     Q = gamma2 * M + gamma1 * np.eye(p)
     if np.linalg.eigvalsh(Q).max() <= 0:
         raise ValueError("gamma1 = gamma2 = 0 leaves problem (9) unbounded below when gamma > 0: set gamma1 > 0 or gamma2 > 0.")
@@ -322,22 +349,26 @@ class AlignMKL(CombinedKernelModel):
     """Two-stage alignment-based MKL (Cortes et al. 2012): weights by `method`, then `estimator` on `K_mu`.
 
     method: "unif" | "align" | "alignf" | "linear"; estimator: a scikit-learn estimator taking a precomputed kernel
-    (default `SVC(kernel="precomputed")`)."""
+    (default `SVC(kernel="precomputed")`). psd: "check" refuses kernels (and, for "linear", combinations) that are not
+    PSD; "allow" fits the second stage on them anyway, with a warning (a stationary point, not an optimum)."""
 
-    def __init__(self, kernels=None, method="alignf", estimator=None, normalize="trace", center=True):
+    def __init__(self, kernels=None, method="alignf", estimator=None, normalize="trace", center=True, psd="check"):
         self.kernels = kernels
         self.method = method
         self.estimator = estimator
         self.normalize = normalize
         self.center = center
+        self.psd = psd
 
     def _learn_weights(self, Ks, y):
         if self.method not in ("unif", "align", "alignf", "linear"):
             raise ValueError(f"method must be 'unif', 'align', 'alignf' or 'linear'; got {self.method!r}.")
+        if self.psd not in ("check", "allow"):
+            raise ValueError(f"psd must be 'check' or 'allow'; got {self.psd!r}.")
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
         p = Ks.shape[0]
         self.alignf_ = None
-        a, M = alignment_stats(Ks, Y)                     # one pass over the stack, shared by every method
+        a, M = _alignment_stats(Ks, Y)                    # one pass over the bank's (symmetric) stack, for every method
         if self.method == "unif":
             mu = np.full(p, 1.0 / np.sqrt(p))
         elif self.method == "align":
@@ -376,17 +407,17 @@ class AlignmentKRR(KernelStackEstimator):
         Ks = self._fit_bank(X)
         m = X.shape[0]
         self.y_mean_, self.y_scale_ = float(y.mean()), float(y.std())
-        if self.y_scale_ == 0:
+        if self.y_scale_ == 0:                                  # a constant target: predict it
             self.result_ = None
-            self.weights_ = np.zeros(Ks.shape[0])
+            self._set_weights(np.ones(Ks.shape[0]))
             self.dual_coef_ = np.zeros(m)
             return self
         # kernels at mean diagonal one (trace m) and standardised targets: gamma, gamma1, gamma2 are scale-free
         self.scale_ = m / np.maximum(np.einsum("kii->k", Ks), np.finfo(float).tiny)
         Ks = Ks * self.scale_[:, None, None]
         self.result_ = alignment_krr(Ks, (y - self.y_mean_) / self.y_scale_, self.gamma, self.gamma1, self.gamma2,
-                                     tol=self.tol)
-        self.weights_ = self.result_.weights * self.scale_
+                                     tol=self.tol, psd="assume")        # the bank refused non-PSD kernels
+        self._set_weights(self.result_.weights * self.scale_)
         self.dual_coef_ = self.result_.alpha * self.y_scale_
         return self
 

@@ -249,7 +249,8 @@ class RankOneMKL(BaseEstimator):
             raise ValueError(f"unknown method {self.method!r}.")
         K = S.combine(mu)
         scale = m / np.trace(K) if rescale else 1.0
-        self.weights_ = mu * scale
+        total = float(mu.sum()) if mu.sum() > 0 else 1.0
+        self.weights_, self.kernel_scale_ = mu / total, scale * total      # K = kernel_scale_ sum_k weights_k z_k z_k'
         self.Z_ = Z
         if self.task == "regression":
             self.y_mean_ = float(y.mean())
@@ -261,13 +262,18 @@ class RankOneMKL(BaseEstimator):
         return self
 
     def _test_kernel(self, X):
-        return (self._features(X) * self.weights_) @ self.Z_.T
+        return (self._features(X) * (self.weights_ * self.kernel_scale_)) @ self.Z_.T
 
     def predict(self, X):
         if self.model_ is None:
             return self.classes_[(self.result_.decision_function(self._scaled(X)) > 0).astype(int)]
         out = self.model_.predict(self._test_kernel(X))
         return out + self.y_mean_ if self.task == "regression" else out
+
+    def score(self, X, y):
+        "R^2 (regression) or accuracy (classification)."
+        from sklearn.metrics import accuracy_score, r2_score
+        return r2_score(y, self.predict(X)) if self.task == "regression" else accuracy_score(y, self.predict(X))
 
     def test_alignment(self, X, y):
         "Centered alignment of the learned combination on test points."

@@ -16,10 +16,9 @@ from sklearn.svm import SVC
 from sklearn.utils.multiclass import type_of_target
 
 from .estimators import CombinedKernelModel
-from .kernels import FeatureStack, check_array_2d, check_binary_labels, check_stack, check_weights, stack_combine, stack_quad
-from .solvers import kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual
-
-__all__ = ["MKLResult", "l1_mkl", "RankOneL1MKLResult", "l1_mkl_rank_one", "l2_krr_mkl", "UniformMKL", "L1MKL", "L2KRRMKL"]
+from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
+                      check_weights, stack_combine, stack_quad)
+from .solvers import _STATIONARY, _check_targets, kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual
 
 # %% auto #0
 __all__ = ['UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one', 'l2_krr_mkl', 'L1MKL', 'L2KRRMKL']
@@ -57,24 +56,31 @@ class MKLResult:
 
 
 def _svm_at(Ks, y, mu, C, tol):
-    r = svm_dual(stack_combine(Ks, mu), y, C=C, tol=tol)
+    r = svm_dual(stack_combine(Ks, mu), y, C=C, tol=tol, psd="assume")   # the stack was checked on entry
     return r, stack_quad(Ks, r.alpha * y)
 
 
-def _check_mkl_stack(Ks):
-    return Ks if isinstance(Ks, FeatureStack) else check_stack(Ks)
+def _check_mkl_stack(Ks, psd: str = "check") -> tuple:
+    "A symmetric stack (or a `FeatureStack`, PSD by construction) and whether it holds indefinite kernels."
+    if isinstance(Ks, FeatureStack):
+        return Ks, False
+    Ks = check_stack(Ks, symmetric=True)
+    return Ks, bool(check_psd(Ks, psd))
 
 
-def l1_mkl(Ks, y, C: float = 1.0, tol: float = 1e-4, max_iter: int = 300, svm_tol: float = 1e-9) -> MKLResult:
+def l1_mkl(Ks, y, C: float = 1.0, tol: float = 1e-4, max_iter: int = 300, svm_tol: float = 1e-9,
+           psd: str = "check") -> MKLResult:
     """L1-MKL (Lanckriet et al. 2004), `min_{mu in simplex} J(mu)` with J the SVM dual value, by the SILP cutting-plane
     method (Sonnenburg et al. 2006); certified by the gap between the best J and the LP lower bound, relative to J.
 
-    `Ks`: a stack `(p, m, m)` or a `FeatureStack`."""
-    Ks = _check_mkl_stack(Ks)
+    `Ks`: a stack `(p, m, m)` or a `FeatureStack`. psd: "check" refuses non-PSD kernels, "assume" skips the test,
+    "allow" accepts them (the status is then "stationary point": J's inner maximisation is no longer concave)."""
+    Ks, indefinite = _check_mkl_stack(Ks, psd)
     p, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be a positive number; got {C!r}.")
+    C = check_positive(C, "C")
+    tol = check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter")
 
     def oracle(mu):                 # J(mu') >= 1'alpha - s.mu' / 2 for the SVM solution alpha at mu (tight at mu)
         r, s = _svm_at(Ks, y, mu, C, svm_tol)
@@ -85,8 +91,9 @@ def l1_mkl(Ks, y, C: float = 1.0, tol: float = 1e-4, max_iter: int = 300, svm_to
         warnings.warn(f"l1_mkl stopped after {cp_.n_iter} iterations with relative gap {cp_.gap:.1e} > {tol:.0e}.",
                       ConvergenceWarning, stacklevel=2)
     r = cp_.payload
+    status = "stationary point" if indefinite and cp_.status == "optimal" else cp_.status
     return MKLResult(weights=cp_.x, alpha=r.alpha, bias=float(r.bias), objective=float(cp_.objective),
-                     status=cp_.status, gap=cp_.gap, n_iter=cp_.n_iter, n_solves=cp_.n_iter)
+                     status=status, gap=cp_.gap, n_iter=cp_.n_iter, n_solves=cp_.n_iter)
 
 # %% ../nbs/12_baselines.ipynb #a897fed6
 @dataclass(repr=False)
@@ -140,27 +147,29 @@ def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse;
 
 # %% ../nbs/12_baselines.ipynb #f8b06e19
 def l2_krr_mkl(Ks, y, lam: float = 1.0, Lambda: float = 1.0, mu0=None, tol: float = 1e-8, max_iter: int = 500,
-               eta: float = 0.5) -> MKLResult:
+               eta: float = 0.5, psd: str = "check") -> MKLResult:
     """L2-regularised KRR MKL (Cortes et al. 2009a): `min_{mu>=0, ||mu - mu0|| <= Lambda} y^T (K_mu + lam I)^{-1} y`.
 
     Damped fixed-point iteration `mu <- eta mu + (1-eta) (mu0 + Lambda v/||v||)_+`, `v_k = alpha^T K_k alpha`.
-    `Ks`: a stack or a `FeatureStack`."""
-    Ks = _check_mkl_stack(Ks)
+    `Ks`: a stack or a `FeatureStack`. psd: "check" (refuse non-PSD kernels) or "assume"; the ridge problem needs
+    `K_mu + lam I` positive definite, so "allow" is refused."""
+    if psd == "allow":
+        raise ValueError("l2_krr_mkl needs K_mu + lam I positive definite for every mu >= 0, i.e. PSD kernels: "
+                         "psd='allow' is not available here; use psd='check' or 'assume'.")
+    Ks, _ = _check_mkl_stack(Ks, psd)
     p, m, _ = Ks.shape
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if y.shape[0] != m:
-        raise ValueError(f"y has {y.shape[0]} targets but the kernels are {m} x {m}.")
-    for name, v in (("lam", lam), ("Lambda", Lambda)):
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a positive number; got {v!r}.")
-    if not 0 <= eta < 1:
+    y = _check_targets(y, m)
+    lam, Lambda = check_positive(lam, "lam"), check_positive(Lambda, "Lambda")
+    tol = check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter", low=0)
+    if not (isinstance(eta, (int, float, np.floating)) and 0 <= eta < 1):
         raise ValueError(f"eta must be in [0, 1); got {eta!r}.")
     mu0 = np.zeros(p) if mu0 is None else check_weights(mu0, p)
     mu = mu0 + Lambda / np.sqrt(p)
     n_solves = 0
 
     def fixed_point(mu):
-        r = kernel_ridge(stack_combine(Ks, mu), y, lam)
+        r = kernel_ridge(stack_combine(Ks, mu), y, lam, psd="assume")
         v = stack_quad(Ks, r.alpha)
         nv = np.linalg.norm(v)
         if nv == 0:
@@ -220,7 +229,7 @@ class L1MKL(CombinedKernelModel):
 
     def _learn_weights(self, Ks, y):
         Kt, scale = _trace_m(Ks)
-        self.result_ = l1_mkl(Kt, y, C=self.C, tol=self.tol, max_iter=self.max_iter)
+        self.result_ = l1_mkl(Kt, y, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="assume")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
@@ -242,6 +251,6 @@ class L2KRRMKL(CombinedKernelModel):
 
     def _learn_weights(self, Ks, y):
         Kt, scale = _trace_m(Ks)
-        self.result_ = l2_krr_mkl(Kt, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol)
+        self.result_ = l2_krr_mkl(Kt, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol, psd="assume")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale

@@ -13,31 +13,36 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.datasets import load_digits
+from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_wine, make_classification,
+                              make_regression)
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
-from tqdm.auto import tqdm
 
 from .alignment import AlignMKL, AlignmentKRR
-from .baselines import L1MKL, L2KRRMKL
+from .alignment_experiments import RankOneMKL
+from .baselines import L1MKL, L2KRRMKL, UniformMKL
+from .estimators import default_scores, default_scores_table
+from .lowrank import LowRankAlignMKL
 from .data import load_dataset, subsample
 from .kernels import gaussian_bank
-from .m3k import M3KClassifier
-from .pep import FKLClassifier, IFKLClassifier
-from .protocol import (Evaluation, RandomSplits, Split, evaluate, markdown_table, reproduction, save_figure,
+from .m3k import PAPER_SETTINGS as M3K_PAPER, M3KClassifier
+from .m3k_experiments import UniformCSClassifier
+from .pep import FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor
+from .protocol import (Evaluation, RandomSplits, Split, evaluate, markdown_table, progress_bar, reproduction, save_figure,
                               save_json)
-from .vcmkl import VCMKLClassifier
+from .vcmkl import PAPER_TABLE1 as VCMKL_PAPER, VCMKLClassifier
 from .vkr import VKRClassifier
 
 # %% auto #0
 __all__ = ['BINARY_SETS', 'MULTICLASS_SETS', 'QUICK_SETS', 'METHODS', 'MULTICLASS_METHODS', 'BINARY_ONLY', 'GRIDS', 'CERTIFIED',
            'EXTRAS', 'average_ranks', 'FriedmanResult', 'friedman_test', 'nemenyi_cd', 'cd_cliques', 'cd_diagram',
            'RegressionClassifier', 'benchmark_data', 'bank_widths', 'benchmark_methods', 'n_kernels', 'certificate',
-           'BenchmarkResult', 'run_benchmark', 'reproduce_benchmark']
+           'BenchmarkResult', 'run_benchmark', 'reproduce_benchmark', 'default_suite', 'reproduce_defaults']
 
 # %% ../nbs/60_benchmark.ipynb #2ab34b75
 def _check_scores(scores) -> np.ndarray:
@@ -166,10 +171,10 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
     """Binary classifier from a regressor fitted to `t_i = +1` (classes_[1]) or `-1`: predict `classes_[f(x) > 0]`.
 
     Least-squares classification: how the book runs its regression-only MKL methods (L2-KRR MKL, alignment KRR) on
-    binary tasks."""
+    binary tasks. `regressor=None` is `L2KRRMKL()` (kernel ridge MKL with its defaults)."""
 
     def __init__(self, regressor=None):
-        self.regressor = regressor      # a scikit-learn regressor (cloned at fit)
+        self.regressor = regressor      # a scikit-learn regressor (cloned at fit); None: L2KRRMKL()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -178,8 +183,6 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         "Fit the regressor on the +-1 coding of the binary labels `y`."
-        if self.regressor is None:
-            raise ValueError("RegressionClassifier needs a regressor, e.g. RegressionClassifier(L2KRRMKL()).")
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
             raise ValueError(f"Only binary classification is supported: the target is {y_type}. A regressor on "
@@ -188,7 +191,8 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"y has one class ({self.classes_.tolist()}); classification needs two.")
-        self.regressor_ = clone(self.regressor).fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
+        reg = L2KRRMKL() if self.regressor is None else clone(self.regressor)
+        self.regressor_ = reg.fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
         return self
 
     def decision_function(self, X):
@@ -297,9 +301,10 @@ def benchmark_methods(n_features: int, n_classes: int = 2, methods=None, quick: 
         "L2KRR": lambda: RegressionClassifier(L2KRRMKL(ks)),
         "VKR": lambda: VKRClassifier(ks, lam=1e-2, penalty="gaussian", scale_inputs=False),
         "FKL": lambda: FKLClassifier(ks),
-        "IFKL": lambda: IFKLClassifier(families=("gaussian",), tau_range=(float(g.min()), float(g.max()))),
-        "M3K": lambda: M3KClassifier(ks),
-        "VCMKL": lambda: VCMKLClassifier(),
+        "IFKL": lambda: IFKLClassifier(families=("gaussian",), tau_range=(float(g.min()), float(g.max())),
+                                       standardize=False),
+        "M3K": lambda: M3KClassifier(ks, **M3K_PAPER),
+        "VCMKL": lambda: VCMKLClassifier(**VCMKL_PAPER),
         "SVM": lambda: SVC(),
     }
     out = {}
@@ -501,7 +506,7 @@ def run_benchmark(sets=None, methods=None, quick: bool = False, n_splits: int | 
         X, y = benchmark_data(s, max_n, random_state)
         ms = benchmark_methods(X.shape[1], np.unique(y).size, methods, quick)
         cells += [(s, X, y, m, ms.get(m)) for m in methods]
-    bar = tqdm(cells, desc="benchmark", disable=not progress)
+    bar = progress_bar(cells, desc="benchmark", enable=progress, leave=True)
     for s, X, y, m, spec in bar:
         bar.set_postfix_str(f"{m} on {s}")
         for d in (res.evaluations, res.skipped, res.wall, res.cpu, res.warnings):
@@ -554,3 +559,40 @@ def reproduce_benchmark(out: Path, quick: bool = True, n_jobs=None, progress: bo
         files.append(save_figure(fig, out / f"cd_{'binary' if i == 0 else 'all'}.png"))
     (out / "tables.md").write_text("\n".join(md) + "\n")
     return [out / "tables.md"] + files
+
+# %% ../nbs/60_benchmark.ipynb #0466b1e8
+def default_suite(quick: bool = False) -> tuple[dict, dict]:
+    """`(estimators, datasets)` behind the estimators chapter's table of defaults and `tests/test_defaults.py`: every
+    estimator of the book with its defaults, and data that ship with scikit-learn or are made by it (raw units,
+    rescaled columns, 10 % positives). `quick`: at most 150 rows per set."""
+    estimators = {"AlignMKL": AlignMKL(), "UniformMKL": UniformMKL(), "L1MKL": L1MKL(), "M3KClassifier": M3KClassifier(),
+                  "UniformCSClassifier": UniformCSClassifier(), "FKLClassifier": FKLClassifier(),
+                  "IFKLClassifier": IFKLClassifier(), "VKRClassifier": VKRClassifier(),
+                  "VCMKLClassifier": VCMKLClassifier(), "LowRankAlignMKL": LowRankAlignMKL(),
+                  "RegressionClassifier": RegressionClassifier(), "AlignmentKRR": AlignmentKRR(),
+                  "L2KRRMKL": L2KRRMKL(), "FKLRegressor": FKLRegressor(), "IFKLRegressor": IFKLRegressor(),
+                  "RankOneMKL": RankOneMKL()}
+    Xi, yi = make_classification(300, 10, n_informative=5, weights=[0.9], class_sep=1.5, random_state=0)
+    Xr, yr = make_regression(300, 8, n_informative=5, noise=10.0, random_state=0)
+    units = lambda X: X * np.logspace(-2, 3, X.shape[1])       # columns rescaled by factors 1e-2 .. 1e3
+    datasets = {"breast_cancer": load_breast_cancer(return_X_y=True), "wine": load_wine(return_X_y=True),
+                "imbalanced 10%": (Xi, yi), "imbalanced 10%, rescaled": (units(Xi), yi),
+                "diabetes": load_diabetes(return_X_y=True), "regression, rescaled": (units(Xr), yr)}
+    if quick:
+        datasets = {k: subsample(X, y, 150, random_state=0) if len(y) > 150 else (X, y) for k, (X, y) in datasets.items()}
+    return estimators, datasets
+
+
+@reproduction("defaults", "every estimator with its defaults against SVC() / SVR(), raw and standardised", order=5)
+def reproduce_defaults(out: Path, quick: bool = True, n_jobs=None, progress: bool = True) -> list:
+    import warnings
+    out = Path(out) / "defaults"
+    out.mkdir(parents=True, exist_ok=True)
+    estimators, datasets = default_suite(quick)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # single fits' notes: the table is the point
+        rows = default_scores(estimators, datasets, cv=3, random_state=0)
+    head = "QUICK run (150 rows per set)\n\n" if quick else ""
+    (out / "table.md").write_text(head + default_scores_table(rows) + "\n")
+    return [out / "table.md", save_json(rows, out / "scores.json")]
+

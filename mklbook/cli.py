@@ -45,9 +45,43 @@ def _cmd_datasets(args) -> int:
     return 0
 
 
+def _run_part(name, func, out, args, backend):
+    """Run one reproduction, its warnings collected (each distinct warning reported once, with its count) and any
+    exception caught: `(status, seconds, files, warnings)`."""
+    import traceback
+    import warnings
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if backend is not None:
+                with backend():
+                    files = func(out, quick=args.quick, n_jobs=args.n_jobs)
+            else:
+                files = func(out, quick=args.quick, n_jobs=args.n_jobs)
+            status = "ok"
+        except Exception as e:                                   # a failing part must not stop the others
+            files, status = [], f"failed: {type(e).__name__}: {e}"
+            traceback.print_exc(file=sys.stderr)
+    seen = {}
+    for w in caught:                                             # the same warning from every fit: once, counted
+        key = (w.category.__name__, w.filename, w.lineno)
+        seen.setdefault(key, [str(w.message), 0])[1] += 1
+    return status, time.perf_counter() - t0, list(files), list(seen.items())
+
+
+def _summary(rows) -> str:
+    "The end-of-run table: part, status, seconds, files written."
+    w = max(len(r[0]) for r in rows)
+    lines = [f"{'part':<{w}}  {'status':<8}  {'seconds':>8}  files"]
+    for name, status, secs, files, _ in rows:
+        lines.append(f"{name:<{w}}  {status.split(':')[0]:<8}  {secs:8.1f}  {len(files)}")
+    return "\n".join(lines)
+
+
 def _cmd_reproduce(args) -> int:
     registry = load_chapters()
-    if args.part is None:
+    if not args.part:
         print("Registered reproductions (run `mklbook reproduce NAME` or `mklbook reproduce all`):")
         for name, r in registry.items():
             print(f"  {name:12s} {r['description']}")
@@ -55,14 +89,14 @@ def _cmd_reproduce(args) -> int:
         if missing:
             print("Planned, not written yet: " + ", ".join(missing))
         return 0
-    parts = list(registry) if args.part == "all" else [args.part]
+    parts = list(registry) if args.part == ["all"] else list(dict.fromkeys(args.part))
     unknown = [p for p in parts if p not in registry]
     if unknown:
         print(f"error: no reproduction named {unknown[0]!r}; registered: {', '.join(registry) or 'none'}. "
               "Run `mklbook reproduce` to list them.", file=sys.stderr)
         return 2
     out = Path(args.out)
-    backend = None
+    backend, client = None, None
     if args.scheduler:
         try:
             from dask.distributed import Client
@@ -75,22 +109,24 @@ def _cmd_reproduce(args) -> int:
         backend = lambda: joblib.parallel_config(backend="dask")   # a fresh context per part: one
         # parallel_backend object switches the backend off when its first `with` exits
         print(f"sending fits to the Dask scheduler at {args.scheduler} ({len(client.scheduler_info()['workers'])} workers)")
-    n_jobs = args.n_jobs if not args.scheduler else (args.n_jobs or -1)
+        args.n_jobs = args.n_jobs or -1
+    rows = []
     for name in parts:
-        t0 = time.perf_counter()
-        print(f"== {name}: {registry[name]['description']} ({'quick' if args.quick else 'full'})")
-        func = registry[name]["func"]
-        if backend is not None:
-            with backend():
-                files = func(out, quick=args.quick, n_jobs=n_jobs)
-        else:
-            files = func(out, quick=args.quick, n_jobs=n_jobs)
+        print(f"== {name}: {registry[name]['description']} ({'quick' if args.quick else 'full'})", flush=True)
+        status, secs, files, warned = _run_part(name, registry[name]["func"], out, args, backend)
         for f in files:
             print(f"   wrote {f}")
-        print(f"   done in {time.perf_counter() - t0:.1f} s")
-    if args.scheduler:
+        for (cat, _, _), (msg, n) in warned:
+            print(f"   {cat}{f' (x{n})' if n > 1 else ''}: {msg}")
+        print(f"   {status} in {secs:.1f} s", flush=True)
+        rows.append((name, status, secs, files, warned))
+    if client is not None:
         client.close()
-    return 0
+    print("\n" + _summary(rows))
+    failed = [r for r in rows if r[1] != "ok"]
+    for name, status, *_ in failed:
+        print(f"{name}: {status}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def main(argv=None) -> int:
@@ -99,8 +135,9 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("datasets", help="list the registered data sets with their shapes")
     rep = sub.add_parser("reproduce", help="regenerate a paper's tables and figures")
-    rep.add_argument("part", nargs="?", default=None, help="a registered reproduction, or 'all'; omit to list them")
-    rep.add_argument("--quick", action="store_true", help="embedded scikit-learn data and small grids (minutes)")
+    rep.add_argument("part", nargs="*", help="registered reproductions, or 'all'; none: list them")
+    rep.add_argument("--quick", action="store_true",
+                     help="data that ship with scikit-learn and small grids: minutes, no download")
     rep.add_argument("--out", default="results", help="output folder (default: ./results)")
     rep.add_argument("--n-jobs", type=int, default=None, help="parallel fits through joblib (-1: all cores)")
     rep.add_argument("--scheduler", default=None, help="address of a Dask scheduler to send the fits to")

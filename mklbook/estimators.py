@@ -5,23 +5,30 @@
 # %% ../nbs/04_estimators.ipynb #22d4a568
 from __future__ import annotations
 
+import time
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.svm import SVC
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .kernels import KernelBank
-
-__all__ = ["KernelStackEstimator", "CombinedKernelModel"]
+from .kernels import KernelBank, PSD_MODES, psd_violation
+from .protocol import markdown_table
 
 
 class KernelStackEstimator(BaseEstimator):
     """Plumbing for estimators on kernel stacks: scikit-learn validation, a fitted `KernelBank` (`bank_`), test kernels.
 
-    Subclasses define `kernels`, `normalize` and `center` in their `__init__`. Methods that accept kernels which are not
-    positive semi-definite (e.g. VKR) set `_requires_psd = False`; for the others a non-PSD kernel is an error."""
+    Subclasses define `kernels`, `normalize` and `center` in their `__init__` (`kernels=None` is the data-adaptive
+    `default_bank`). Methods that accept kernels which are not positive semi-definite set `_requires_psd = False`; for
+    the others a non-PSD kernel is an error. Fitted `weights_` are non-negative and sum to one; the combined kernel the
+    machine uses is `kernel_scale_ * sum_k weights_[k] K_k` with `K_k` the bank's (normalised) kernels."""
 
     _requires_psd = True
 
@@ -33,7 +40,11 @@ class KernelStackEstimator(BaseEstimator):
         "Fit the kernel bank on the training inputs and return the training stack `(p, m, m)`."
         self.bank_ = KernelBank(self.kernels, normalize=self.normalize, center=self.center)
         Ks = self.bank_.fit_transform(X)
-        if self._requires_psd:
+        if self.bank_.degenerate_.all():
+            raise ValueError(f"{type(self).__name__}: every kernel of the bank vanishes on the training set after "
+                             "centering (constant on the training set: are all training rows identical?); there is "
+                             "nothing to learn from these inputs.")
+        if self._requires_psd and getattr(self, "psd", "check") != "allow":
             self._refuse_non_psd()
         return Ks
 
@@ -52,14 +63,24 @@ class KernelStackEstimator(BaseEstimator):
         return self.bank_.transform(X)
 
     def _combined_test_kernel(self, X) -> np.ndarray:
-        "`sum_k mu_k K_k(X, X_train)` over the kernels with non-zero weight (the others are never combined)."
+        "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)` over the kernels with non-zero weight."
         check_is_fitted(self, "weights_")
         Kt = self._test_stack(X)
         nz = self.weights_ != 0
-        return np.tensordot(self.weights_[nz], Kt[nz], axes=1)
+        return np.tensordot(self.weights_[nz] * self.kernel_scale_, Kt[nz], axes=1)
+
+    def _set_weights(self, mu, scale: float = 1.0):
+        "Store `mu * scale` as `weights_` (sum of |weights_| one) and `kernel_scale_`."
+        mu = np.asarray(mu, dtype=np.float64)
+        total = float(np.abs(mu).sum())
+        if total == 0:                       # the zero kernel: uniform weights at scale 0
+            self.weights_, self.kernel_scale_ = np.full(mu.shape, 1.0 / mu.size), 0.0
+        else:
+            self.weights_, self.kernel_scale_ = mu / total, float(scale) * total
+
 
 # %% auto #0
-__all__ = ['KernelStackEstimator', 'CombinedKernelModel']
+__all__ = ['KernelStackEstimator', 'CombinedKernelModel', 'default_scores', 'default_scores_table']
 
 # %% ../nbs/04_estimators.ipynb #9a04f4d3
 class CombinedKernelModel(KernelStackEstimator):
@@ -85,9 +106,20 @@ class CombinedKernelModel(KernelStackEstimator):
             tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
         return tags
 
+    def _checked_second_stage(self):
+        "A clone of the second stage, refused when it would not read the combined kernel as a kernel."
+        est = self._second_stage()
+        if not hasattr(est, "fit") or not hasattr(est, "get_params"):
+            raise TypeError(f"estimator must be a scikit-learn estimator taking a precomputed kernel; got {est!r}.")
+        kern = est.get_params().get("kernel", "precomputed")
+        if kern != "precomputed":
+            raise ValueError(f"estimator={est!r} has kernel={kern!r}: it would treat the rows of the combined kernel as "
+                             "features. Pass it with kernel='precomputed', e.g. SVC(kernel='precomputed', C=10).")
+        return clone(est)
+
     def fit(self, X, y):
         "Learn the weights on `(X, y)`, then fit the second stage on the combined kernel."
-        est = clone(self._second_stage())
+        est = self._checked_second_stage()
         classify = is_classifier(est)
         X, y = self._validate_fit(X, y, y_numeric=not classify)
         if classify:
@@ -105,12 +137,27 @@ class CombinedKernelModel(KernelStackEstimator):
         if not tr > 0:
             raise ValueError("the combined kernel has non-positive trace; the learned weights are unusable "
                              "(are the kernels PSD?).")
+        if (mu < 0).any():
+            self._check_combination(K)
         scale = K.shape[0] / tr if self._rescale else 1.0
         K *= scale
-        self.weights_ = mu * scale
+        self._set_weights(mu, scale)
         self.y_mean_ = 0.0 if classify else float(y.mean())
         self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
         return self
+
+    def _check_combination(self, K):
+        "A combination with negative weights may be indefinite: refuse it unless `psd='allow'` (then warn)."
+        lam = psd_violation(K)
+        if lam is None:
+            return
+        if getattr(self, "psd", "check") != "allow":
+            raise ValueError(f"{type(self).__name__}: the learned combination has negative weights and is not positive "
+                             f"semi-definite (smallest eigenvalue {lam:.3g}), so the second stage would not be a convex "
+                             "problem. Use non-negative weights (e.g. method='alignf'), or psd='allow' to fit it anyway "
+                             "(a stationary point, not an optimum).")
+        warnings.warn(f"{type(self).__name__}: the combined kernel is indefinite (smallest eigenvalue {lam:.3g}); the "
+                      "second stage returns a stationary point, not an optimum (psd='allow').", UserWarning, stacklevel=3)
 
     @available_if(lambda self: hasattr(self._second_stage(), "decision_function"))
     def decision_function(self, X):
@@ -119,7 +166,7 @@ class CombinedKernelModel(KernelStackEstimator):
         return self.estimator_.decision_function(K)
 
     def predict(self, X):
-        "Predictions of the second stage on `sum_k mu_k K_k(X, X_train)`."
+        "Predictions of the second stage on `kernel_scale_ * sum_k weights_[k] K_k(X, X_train)`."
         K = self._combined_test_kernel(X)
         out = self.estimator_.predict(K)
         return out if is_classifier(self.estimator_) else out + self.y_mean_
@@ -133,3 +180,61 @@ class CombinedKernelModel(KernelStackEstimator):
     def score(self, X, y):
         "Accuracy (classification) or R^2 (regression)."
         return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))
+
+# %% ../nbs/04_estimators.ipynb #c55fde90
+def _cv_score(est, X, y, folds) -> float:
+    "Mean held-out score (accuracy or R^2) of `est` over `folds`."
+    scores = []
+    for tr, te in folds:
+        scores.append(clone(est).fit(X[tr], y[tr]).score(X[te], y[te]))
+    return float(np.mean(scores))
+
+
+def default_scores(estimators: dict,   # name -> unfitted estimator (its defaults, or any setting to measure)
+                   datasets: dict,     # name -> (X, y); regression when y is float, classification otherwise
+                   cv: int = 3,        # stratified folds (classification) or plain folds (regression)
+                   random_state=0,
+                   progress: bool = False,
+                  ) -> list:
+    """Each estimator's mean cross-validated score on each data set, on the raw features and after a `StandardScaler`,
+    beside scikit-learn's default kernel machine on the same features (`SVC()` / `SVR()`) and the trivial predictor
+    (the majority class / the mean, R^2 = 0). Binary-only estimators are skipped on multi-class sets (`score=None`)."""
+    rows = []
+    for dname, (X, y) in datasets.items():
+        X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
+        task = "regression" if y.dtype.kind == "f" else "classification"
+        splitter = (StratifiedKFold if task == "classification" else KFold)(cv, shuffle=True, random_state=random_state)
+        folds = list(splitter.split(X, y))
+        ref = SVC() if task == "classification" else SVR()
+        if task == "classification":
+            trivial = float(np.mean([np.mean(y[te] == max(set(y[tr].tolist()), key=y[tr].tolist().count))
+                                     for tr, te in folds]))
+        else:
+            trivial = 0.0
+        refs = {s: _cv_score(ref if s == "raw" else make_pipeline(StandardScaler(), ref), X, y, folds)
+                for s in ("raw", "std")}
+        for ename, est in estimators.items():
+            if is_classifier(est) != (task == "classification"):
+                continue
+            row = dict(dataset=dname, estimator=ename, task=task, trivial=trivial, ref_raw=refs["raw"],
+                       ref_std=refs["std"], raw=None, std=None, seconds=0.0)
+            binary_only = not est.__sklearn_tags__().classifier_tags.multi_class if task == "classification" else False
+            if not (binary_only and np.unique(y).size > 2):
+                t0 = time.perf_counter()
+                row["raw"] = _cv_score(est, X, y, folds)
+                row["std"] = _cv_score(make_pipeline(StandardScaler(), est), X, y, folds)
+                row["seconds"] = time.perf_counter() - t0
+            if progress:
+                print(f"{dname:>16s} {ename:>18s}: {row['raw']} {row['std']}", flush=True)
+            rows.append(row)
+    return rows
+
+
+def default_scores_table(rows: list) -> str:
+    "`default_scores` as a Markdown table: score raw / standardised, the reference's, the trivial predictor's."
+    f = lambda v: "–" if v is None else f"{v:.3f}"
+    body = [[r["dataset"], r["estimator"], f(r["raw"]), f(r["std"]), f"{r['ref_raw']:.3f}", f"{r['ref_std']:.3f}",
+             f(r["trivial"]), f"{r['seconds']:.1f}"] for r in rows]
+    return markdown_table(["data set", "estimator", "raw", "standardised", "SVC()/SVR() raw", "SVC()/SVR() std.",
+                           "trivial", "seconds"], body, "llrrrrrr")
+

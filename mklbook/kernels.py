@@ -5,28 +5,23 @@
 # %% ../nbs/00_kernels.ipynb #eaaa18a3
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 
 import numpy as np
+import scipy.linalg as sla
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances, linear_kernel
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = [
-    "check_array_2d", "check_stack", "check_label_vector", "check_binary_labels", "check_multiclass_labels",
-    "check_weights",
-    "Kernel", "Linear", "Polynomial", "Gaussian", "Sigmoid", "RankOne", "Precomputed",
-    "gaussian_bank", "polynomial_bank", "rank_one_bank", "kernel_list", "KernelBank",
-    "center", "center_test", "centered_gram", "centered_products", "combine", "is_psd", "FeatureStack", "stack_combine", "stack_quad",
-]
-
 # %% auto #0
-__all__ = ['check_array_2d', 'check_stack', 'check_label_vector', 'check_binary_labels', 'check_multiclass_labels',
-           'check_weights', 'Kernel', 'Linear', 'Polynomial', 'Gaussian', 'Sigmoid', 'RankOne', 'Precomputed',
-           'gaussian_bank', 'polynomial_bank', 'rank_one_bank', 'center', 'center_test', 'centered_products',
-           'centered_gram', 'combine', 'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad', 'kernel_list',
-           'KernelBank']
+__all__ = ['PSD_MODES', 'DEFAULT_GAMMAS', 'DEFAULT_DEGREES', 'check_array_2d', 'check_positive', 'check_int', 'check_stack',
+           'psd_violation', 'check_psd', 'check_label_vector', 'check_binary_labels', 'check_multiclass_labels',
+           'check_weights', 'standardize_stats', 'Kernel', 'Linear', 'Polynomial', 'Gaussian', 'Sigmoid', 'RankOne',
+           'Precomputed', 'gaussian_bank', 'polynomial_bank', 'rank_one_bank', 'default_bank', 'center', 'center_test',
+           'centered_products', 'centered_gram', 'combine', 'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad',
+           'kernel_list', 'KernelBank']
 
 # %% ../nbs/00_kernels.ipynb #7b4a3ed7
 def _finite_or_raise(a: np.ndarray, name: str):
@@ -54,14 +49,31 @@ def check_array_2d(X, name: str = "X", min_rows: int = 1) -> np.ndarray:
     _finite_or_raise(X, name)
     return X
 
+
+def check_positive(value, name: str, allow_zero: bool = False) -> float:
+    "A finite real number `> 0` (`>= 0` with `allow_zero`) as a float; booleans and strings are refused."
+    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite number; "
+                         f"got {value!r}.")
+    return float(value)
+
+
+def check_int(value, name: str, low: int = 1) -> int:
+    "An integer `>= low` (NumPy integers accepted, booleans and floats refused)."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    return int(value)
+
 # %% ../nbs/00_kernels.ipynb #3b279e52
 def check_stack(Ks, name: str = "Ks", square: bool = True, symmetric: bool = False, psd: bool = False,
                 m: int | None = None, tol: float = 1e-8, finite: bool = True) -> np.ndarray:
     """A kernel stack as a finite float64 array `(p, m, m)` (or `(p, n, m)` when `square=False`).
 
-    A single matrix `(m, m)` is promoted to a stack of one. `symmetric` and `psd` add the checks that
-    PSD-only methods need (relative tolerance `tol`); `m` checks the number of training columns. `finite=False`
-    skips the NaN/inf scan (a full pass) for callers that detect non-finite values in their own pass."""
+    A single matrix `(m, m)` is promoted to a stack of one. `symmetric` checks `|K - K^T| <= tol max|K|`; `psd=True`
+    also refuses kernels that are not positive semi-definite (see `check_psd`); `m` checks the number of training
+    columns. `finite=False` skips the NaN/inf scan (a full pass) for callers that detect non-finite values in their own
+    pass."""
     if isinstance(Ks, (list, tuple)):
         if len(Ks) == 0:
             raise ValueError(f"{name} is an empty list of kernels; give at least one kernel matrix.")
@@ -92,13 +104,48 @@ def check_stack(Ks, name: str = "Ks", square: bool = True, symmetric: bool = Fal
                 raise ValueError(f"{name}[{k}] is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); "
                                  "kernel matrices must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
     if psd:
-        for k, K in enumerate(Ks):
-            lam = np.linalg.eigvalsh((K + K.T) / 2)
-            if lam[0] < -tol * max(abs(lam[-1]), 1.0):
-                raise ValueError(f"{name}[{k}] is not positive semi-definite (smallest eigenvalue {lam[0]:.3e}, "
-                                 f"largest {lam[-1]:.3e}); this method needs PSD kernels: drop non-PSD kernels "
-                                 "(e.g. Sigmoid) from the bank or use a method that accepts them (VKR).")
+        check_psd(Ks, "check", name)
     return Ks
+
+
+PSD_MODES = ("check", "assume", "allow")
+
+
+def psd_violation(K, rtol: float = 1e-8) -> float | None:
+    """`None` when the symmetric matrix `K` is PSD up to round-off, else its smallest eigenvalue (`nan` above 3000 rows).
+
+    The test is one Cholesky factorisation of `K + rtol max|diag K| I` (`m^3/3` flops, about 30x cheaper than an
+    eigendecomposition): it succeeds exactly when the smallest eigenvalue exceeds `-rtol max|diag K|`."""
+    K = np.asarray(K, dtype=np.float64)
+    m = K.shape[0]
+    shift = rtol * max(np.abs(np.diag(K)).max(initial=0.0), np.finfo(float).tiny)
+    A = K + shift * np.eye(m)
+    _, info = sla.lapack.dpotrf(A, lower=1, clean=0, overwrite_a=1)
+    if info == 0:
+        return None
+    return float(np.linalg.eigvalsh(K)[0]) if m <= 3000 else float("nan")
+
+
+def check_psd(Ks, psd: str = "check", name: str = "Ks") -> list:
+    """The PSD half of the kernel contract, by mode: `"check"` refuses a kernel that is not PSD (naming it and the fix),
+    `"allow"` accepts it and returns the indices of the indefinite kernels (the caller then reports a stationary point,
+    never "optimal"), `"assume"` skips the test (the caller vouches, e.g. a bank of PSD families). `Ks`: a symmetric
+    stack `(p, m, m)` (see `check_stack`)."""
+    if psd not in PSD_MODES:
+        raise ValueError(f"psd must be one of {PSD_MODES}; got {psd!r}.")
+    if psd == "assume":
+        return []
+    bad = []
+    for k, K in enumerate(Ks):
+        lam = psd_violation(K)
+        if lam is None:
+            continue
+        if psd == "check":
+            raise ValueError(f"{name}[{k}] is not positive semi-definite (smallest eigenvalue {lam:.3e}); this method "
+                             "needs PSD kernels: drop non-PSD kernels (e.g. Sigmoid) from the bank, use a method that "
+                             "accepts them (VKR), or pass psd='allow' to accept a stationary point.")
+        bad.append(k)
+    return bad
 
 # %% ../nbs/00_kernels.ipynb #4b711f42
 def check_label_vector(y, m: int | None = None, name: str = "y") -> np.ndarray:
@@ -147,45 +194,86 @@ def check_weights(mu, p: int, name: str = "mu", nonnegative: bool = True) -> np.
     return mu
 
 # %% ../nbs/00_kernels.ipynb #ec9764e0
-class Kernel:
-    "Base class: a kernel function on the rows of 2-D inputs, optionally restricted to `columns`."
-    is_psd: bool = True
-    _needs = ("gram",)  # which shared products the family is built from: "gram" and/or "sqdist"
+def _check_columns(columns):
+    "`columns` as a tuple of distinct non-negative ints, or None."
+    if columns is None:
+        return None
+    cols = np.atleast_1d(np.asarray(columns))
+    if cols.ndim != 1 or cols.size == 0 or cols.dtype.kind not in "iu" or (cols < 0).any():
+        raise ValueError(f"columns must be a non-empty list of non-negative column indices; got {columns!r}.")
+    if np.unique(cols).size != cols.size:
+        raise ValueError(f"columns lists a column twice: {columns!r}.")
+    return tuple(int(c) for c in cols)
 
-    def __init__(self, columns=None):
-        self.columns = None if columns is None else tuple(int(c) for c in np.atleast_1d(columns))
+
+def standardize_stats(X) -> tuple[np.ndarray, np.ndarray]:
+    """`(mean, scale)` of each column of `X`: the mean and standard deviation, a zero deviation replaced by 1 (as in
+    scikit-learn's `StandardScaler`). Computed on `X / max|X|`, so that entries near 1e±200 neither overflow nor
+    underflow."""
+    X = check_array_2d(X)
+    s = np.abs(X).max(axis=0)
+    s = np.where(s > 0, s, 1.0)
+    Xs = X / s
+    mean = Xs.mean(axis=0)
+    std = np.sqrt(((Xs - mean) ** 2).mean(axis=0))
+    tiny = 1e-12 * np.maximum(np.abs(mean), 1.0)         # a constant column's round-off is not a spread
+    return mean * s, np.where(std > tiny, std * s, s)
+
+
+class Kernel:
+    """Base class: a kernel function on the rows of 2-D inputs, optionally restricted to `columns` and applied to
+    standardised features (`standardize=True`: each column centred and scaled with the training mean and standard
+    deviation; a `KernelBank` fits them on its training set, a direct call `k(X, Z)` on `X`).
+
+    Parameters are stored exactly as given and validated on construction, so kernels survive `sklearn.base.clone`."""
+    is_psd: bool = True
+    _needs = ("gram",)            # which shared products the family is built from: "gram" and/or "sqdist"
+
+    def __init__(self, columns=None, standardize=False):
+        self.columns = columns
+        self.standardize = standardize
+        self._validate()
+
+    def _validate(self):
+        _check_columns(self.columns)
+        if not isinstance(self.standardize, (bool, np.bool_)):
+            raise ValueError(f"standardize must be True or False; got {self.standardize!r}.")
+
+    @property
+    def _key(self):
+        "Kernels with the same key share the Gram and distance matrices inside a bank."
+        return (_check_columns(self.columns), bool(self.standardize))
 
     def _select(self, X):
-        return X if self.columns is None else X[:, list(self.columns)]
+        cols = _check_columns(self.columns)
+        return X if cols is None else X[:, list(cols)]
 
-    def _params(self) -> dict:
-        return {}
+    # -- parameters (scikit-learn's protocol, so that clone, GridSearchCV and pickle work) ---------------------
+    @classmethod
+    def _param_names(cls) -> list:
+        return [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
 
-    def __call__(self, X, Z=None) -> np.ndarray:
-        "The kernel matrix `[K(x_i, z_j)]` of shape `(len(X), len(Z))`; `Z=None` means `Z = X`."
-        X = self._select(check_array_2d(X))
-        Zs = X if Z is None else self._select(check_array_2d(Z, "Z"))
-        if Zs.shape[1] != X.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but Z has {Zs.shape[1]}; both must have the same columns.")
-        gram = linear_kernel(X, Zs) if "gram" in self._needs else None
-        sq = euclidean_distances(X, None if Z is None else Zs, squared=True) if "sqdist" in self._needs else None
-        return self._from_products(gram, sq)
+    def get_params(self, deep=True) -> dict:
+        "The constructor's arguments, as given."
+        return {n: getattr(self, n) for n in self._param_names()}
 
-    def _from_products(self, gram, sqdist) -> np.ndarray:
-        raise NotImplementedError
+    def set_params(self, **params):
+        "Set constructor arguments (validated); returns the kernel."
+        for n, v in params.items():
+            if n not in self._param_names():
+                raise ValueError(f"{type(self).__name__} has no parameter {n!r}; valid: {self._param_names()}.")
+            setattr(self, n, v)
+        self._validate()
+        return self
 
-    def diag(self, X) -> np.ndarray:
-        "The values `K(x, x)` for each row of `X`."
-        X = self._select(check_array_2d(X))
-        return self._diag_from_sqnorm(np.einsum("ij,ij->i", X, X))
-
-    def _diag_from_sqnorm(self, sqnorm):
-        return self._from_products(sqnorm, np.zeros_like(sqnorm))
+    def _repr_skip(self) -> set:
+        "Parameters left out of the repr: the options at their defaults."
+        return {n for n, d in (("columns", None), ("standardize", False)) if getattr(self, n, d) is d}
 
     def __repr__(self):
-        args = [f"{k}={v!r}" for k, v in self._params().items()]
-        if self.columns is not None:
-            args.append(f"columns={list(self.columns)!r}")
+        skip = self._repr_skip()
+        args = [f"{n}={list(v) if n == 'columns' else v!r}" for n in self._param_names()
+                if n not in skip for v in [getattr(self, n)]]
         return f"{type(self).__name__}({', '.join(args)})"
 
     def __eq__(self, other):
@@ -194,14 +282,41 @@ class Kernel:
     def __hash__(self):
         return hash(repr(self))
 
-    def get_params(self, deep=True):
-        return {**self._params(), "columns": self.columns}
+    # -- evaluation ------------------------------------------------------------------------------------------
+    def __call__(self, X, Z=None) -> np.ndarray:
+        "The kernel matrix `[K(x_i, z_j)]` of shape `(len(X), len(Z))`; `Z=None` means `Z = X`."
+        X = check_array_2d(X)
+        Z = None if Z is None else check_array_2d(Z, "Z")
+        if Z is not None and Z.shape[1] != X.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Z has {Z.shape[1]}; both must have the same columns.")
+        if self.standardize:
+            mean, scale = standardize_stats(X)
+            X, Z = (X - mean) / scale, None if Z is None else (Z - mean) / scale
+        return self.raw(X, Z)
 
+    def raw(self, X, Z=None) -> np.ndarray:
+        """The kernel on validated inputs taken as they are: `standardize` is the caller's business (a `KernelBank`
+        applies its training statistics, `__call__` those of `X`)."""
+        Xs = self._select(X)
+        Zs = Xs if Z is None else self._select(Z)
+        gram = linear_kernel(Xs, Zs) if "gram" in self._needs else None
+        sq = euclidean_distances(Xs, None if Z is None else Zs, squared=True) if "sqdist" in self._needs else None
+        return self._from_products(gram, sq)
 
-def _positive(value, name, allow_zero=False):
-    if not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite number; got {value!r}.")
-    return float(value)
+    def _from_products(self, gram, sqdist) -> np.ndarray:
+        raise NotImplementedError
+
+    def diag(self, X) -> np.ndarray:
+        "The values `K(x, x)` for each row of `X` (standardised, when asked, with the statistics of `X`)."
+        X = check_array_2d(X)
+        if self.standardize:
+            mean, scale = standardize_stats(X)
+            X = (X - mean) / scale
+        Xs = self._select(X)
+        return self._diag_from_sqnorm(np.einsum("ij,ij->i", Xs, Xs))
+
+    def _diag_from_sqnorm(self, sqnorm):
+        return self._from_products(sqnorm, np.zeros_like(sqnorm))
 
 
 class Linear(Kernel):
@@ -211,68 +326,70 @@ class Linear(Kernel):
 
 
 class Polynomial(Kernel):
-    "Polynomial kernel `K(x, z) = (x . z + coef0)^degree` (PDS for integer degree >= 1 and coef0 >= 0)."
-    def __init__(self, degree=2, coef0=1.0, columns=None):
-        super().__init__(columns)
-        if not isinstance(degree, numbers.Real) or degree < 1 or float(degree) != int(degree):
-            raise ValueError(f"degree must be an integer >= 1; got {degree!r}.")
-        self.degree, self.coef0 = int(degree), _positive(coef0, "coef0", allow_zero=True)
+    "Polynomial kernel `K(x, z) = (gamma x . z + coef0)^degree` (PDS for integer degree >= 1, gamma > 0, coef0 >= 0)."
+    def __init__(self, degree=2, coef0=1.0, gamma=1.0, columns=None, standardize=False):
+        self.degree, self.coef0, self.gamma = degree, coef0, gamma
+        super().__init__(columns, standardize)
 
-    def _params(self):
-        return {"degree": self.degree, "coef0": self.coef0}
+    def _validate(self):
+        super()._validate()
+        check_int(self.degree, "degree")
+        check_positive(self.coef0, "coef0", allow_zero=True)
+        check_positive(self.gamma, "gamma")
 
     def _from_products(self, gram, sqdist):
-        return (gram + self.coef0) ** self.degree
+        return (float(self.gamma) * gram + float(self.coef0)) ** int(self.degree)
+
+    def _repr_skip(self):   # the papers' (x.z + c)^d: gamma shown only when it is not 1
+        return super()._repr_skip() | ({"gamma"} if self.gamma == 1 else set())
 
 
 class Gaussian(Kernel):
     "Gaussian kernel `K(x, z) = exp(-gamma |x - z|^2)`."
     _needs = ("sqdist",)
 
-    def __init__(self, gamma=1.0, columns=None):
-        super().__init__(columns)
-        self.gamma = _positive(gamma, "gamma")
+    def __init__(self, gamma=1.0, columns=None, standardize=False):
+        self.gamma = gamma
+        super().__init__(columns, standardize)
 
-    def _params(self):
-        return {"gamma": self.gamma}
+    def _validate(self):
+        super()._validate()
+        check_positive(self.gamma, "gamma")
 
     def _from_products(self, gram, sqdist):
-        return np.exp(-self.gamma * sqdist)
+        return np.exp(-float(self.gamma) * sqdist)
 
 
 class Sigmoid(Kernel):
     "Sigmoid kernel `K(x, z) = tanh(a x . z + b)`; not PSD in general, so PSD-only methods refuse it."
     is_psd = False
 
-    def __init__(self, a=1.0, b=0.0, columns=None):
-        super().__init__(columns)
-        if not (np.isfinite(a) and np.isfinite(b)):
-            raise ValueError(f"a and b must be finite numbers; got a={a!r}, b={b!r}.")
-        self.a, self.b = float(a), float(b)
+    def __init__(self, a=1.0, b=0.0, columns=None, standardize=False):
+        self.a, self.b = a, b
+        super().__init__(columns, standardize)
 
-    def _params(self):
-        return {"a": self.a, "b": self.b}
+    def _validate(self):
+        super()._validate()
+        ok = all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and np.isfinite(v)
+                 for v in (self.a, self.b))
+        if not ok:
+            raise ValueError(f"a and b must be finite numbers; got a={self.a!r}, b={self.b!r}.")
 
     def _from_products(self, gram, sqdist):
-        return np.tanh(self.a * gram + self.b)
+        return np.tanh(float(self.a) * gram + float(self.b))
 
 
 class RankOne(Kernel):
     "Rank-one feature kernel `K(x, z) = x_j z_j`: the matrix `v v^T` of the feature column `v = X[:, j]`."
     def __init__(self, feature=0):
-        if not isinstance(feature, numbers.Integral) or feature < 0:
-            raise ValueError(f"feature must be a non-negative column index; got {feature!r}.")
-        super().__init__(columns=[feature])
-        self.feature = int(feature)
+        self.feature = feature
+        self._validate()
 
-    def _params(self):
-        return {"feature": self.feature}
+    def _validate(self):
+        check_int(self.feature, "feature", low=0)
 
-    def __repr__(self):
-        return f"RankOne(feature={self.feature})"
-
-    def get_params(self, deep=True):
-        return {"feature": self.feature}
+    columns = property(lambda self: (int(self.feature),))
+    standardize = property(lambda self: False)
 
     def _from_products(self, gram, sqdist):
         return gram
@@ -281,62 +398,105 @@ class RankOne(Kernel):
 class Precomputed(Kernel):
     """A user-supplied kernel matrix `K` of shape `(N, N)` over a fixed sample; inputs are sample indices.
 
-    Use `X = np.arange(N)[:, None]`: any split of the rows then selects the right blocks of `K`."""
+    Use `X = np.arange(N)[:, None]`: any split of the rows then selects the right blocks of `K`. The kernel computes on
+    a private float64 copy (the caller's matrix is never modified); `psd=None` tests positive semi-definiteness once."""
     _needs = ()
 
     def __init__(self, K, name: str = "precomputed", psd: bool | None = None):
-        super().__init__(None)
-        K = np.array(K, dtype=np.float64)  # a private copy: the caller's matrix is never touched
+        self.K, self.name, self.psd = K, name, psd
+        self._validate()
+
+    def _validate(self):
+        K = np.array(self.K, dtype=np.float64)          # a private copy
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"Precomputed kernel must be a square (N, N) matrix; got shape {K.shape}.")
         _finite_or_raise(K, "Precomputed kernel")
-        self.K, self.name = K, name
-        if psd is None:
-            lam = np.linalg.eigvalsh((K + K.T) / 2)
-            psd = bool(lam[0] >= -1e-8 * max(abs(lam[-1]), 1.0))
-        self.is_psd = bool(psd)
+        if self.psd is not None and not isinstance(self.psd, (bool, np.bool_)):
+            raise ValueError(f"psd must be True, False or None (test it); got {self.psd!r}.")
+        self._K = K
+        self.is_psd = bool(psd_violation((K + K.T) / 2) is None) if self.psd is None else bool(self.psd)
 
-    def _params(self):
-        return {"name": self.name}
+    columns = property(lambda self: None)
+    standardize = property(lambda self: False)
 
-    def get_params(self, deep=True):
-        return {"K": self.K, "name": self.name, "psd": self.is_psd}
+    def _repr_skip(self):
+        return {"K"} | ({"psd"} if self.psd is None else set())
+
+    def __eq__(self, other):
+        return (type(self) is type(other) and self.name == other.name and self.is_psd == other.is_psd
+                and np.array_equal(self._K, other._K))
+
+    def __hash__(self):
+        return hash((self.name, self._K.shape))
+
+    def __getstate__(self):                              # pickle the matrix once, not twice
+        return {k: v for k, v in self.__dict__.items() if k != "_K"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._K = np.array(self.K, dtype=np.float64)
 
     def _index(self, X, name):
         X = np.asarray(X)
         if X.ndim == 2 and X.shape[1] == 1:
             X = X[:, 0]
-        if X.ndim != 1 or not np.all(np.equal(np.mod(X, 1), 0)):
+        if X.ndim != 1 or X.dtype.kind not in "iuf" or not np.all(np.equal(np.mod(X, 1), 0)):
             raise ValueError(f"{name} for a Precomputed kernel must be integer sample indices of shape (n, 1), "
                              "e.g. np.arange(N)[:, None].")
         idx = X.astype(np.intp)
-        if idx.min(initial=0) < 0 or idx.max(initial=0) >= self.K.shape[0]:
-            raise ValueError(f"{name} holds indices outside [0, {self.K.shape[0] - 1}] of the precomputed kernel.")
+        if idx.min(initial=0) < 0 or idx.max(initial=0) >= self._K.shape[0]:
+            raise ValueError(f"{name} holds indices outside [0, {self._K.shape[0] - 1}] of the precomputed kernel.")
         return idx
 
     def __call__(self, X, Z=None):
         i = self._index(X, "X")
         j = i if Z is None else self._index(Z, "Z")
-        return self.K[np.ix_(i, j)]
+        return self._K[np.ix_(i, j)]
+
+    raw = __call__
 
     def diag(self, X):
-        return np.diag(self.K)[self._index(X, "X")]
+        return np.diag(self._K)[self._index(X, "X")]
 
 # %% ../nbs/00_kernels.ipynb #57cabe53
-def gaussian_bank(gammas) -> list:
+def gaussian_bank(gammas, standardize: bool = False) -> list:
     "Gaussian kernels `exp(-gamma |x - z|^2)`, one per `gamma`."
-    return [Gaussian(float(g)) for g in np.atleast_1d(gammas)]
+    return [Gaussian(float(g), standardize=standardize) for g in np.atleast_1d(gammas)]
 
 
-def polynomial_bank(degrees, coef0: float = 1.0) -> list:
-    "Polynomial kernels `(x . z + coef0)^d`, one per degree `d`."
-    return [Polynomial(int(d), coef0) for d in np.atleast_1d(degrees)]
+def polynomial_bank(degrees, coef0: float = 1.0, gamma: float = 1.0, standardize: bool = False) -> list:
+    "Polynomial kernels `(gamma x . z + coef0)^d`, one per degree `d`."
+    return [Polynomial(int(d), coef0, gamma, standardize=standardize) for d in np.atleast_1d(degrees)]
 
 
 def rank_one_bank(features) -> list:
     "Rank-one kernels `v_j v_j^T`, one per feature index `j` (an int `n` means features `0..n-1`)."
     features = range(features) if isinstance(features, numbers.Integral) else features
     return [RankOne(int(j)) for j in features]
+
+
+DEFAULT_GAMMAS = 2.0 ** np.arange(-3, 4)     # Gaussian widths of the default bank, in units of 1/d
+DEFAULT_DEGREES = np.arange(1, 11)           # polynomial degrees of the default polynomial bank
+
+
+def default_bank(X, family: str = "gaussian") -> list:
+    """The book's data-adaptive default bank for training inputs `X (m, d)`: kernels on standardised features,
+    `"gaussian"`: `exp(-2^k |x - z|^2 / d)`, k = -3..3; `"polynomial"`: `(x . z / s + 1)^deg`, deg = 1..10, with
+    `s = max_i |x_i|^2` over the standardised training rows; `"both"`: the two lists. (Derivation: the estimators
+    chapter.)"""
+    X = check_array_2d(X)
+    if family not in ("gaussian", "polynomial", "both"):
+        raise ValueError(f"family must be 'gaussian', 'polynomial' or 'both'; got {family!r}.")
+    d = X.shape[1]
+    out = []
+    if family in ("gaussian", "both"):
+        out += gaussian_bank(DEFAULT_GAMMAS / d, standardize=True)
+    if family in ("polynomial", "both"):
+        mean, scale = standardize_stats(X)
+        Z = (X - mean) / scale
+        s = float(np.einsum("ij,ij->i", Z, Z).max())
+        out += polynomial_bank(DEFAULT_DEGREES, coef0=1.0, gamma=1.0 / s if s > 0 else 1.0, standardize=True)
+    return out
 
 # %% ../nbs/00_kernels.ipynb #010f50f4
 def center(Ks) -> np.ndarray:
@@ -441,10 +601,9 @@ def combine(Ks, mu) -> np.ndarray:
 
 
 def is_psd(K, tol: float = 1e-8) -> bool:
-    "Whether the symmetric part of `K` has no eigenvalue below `-tol * max(|lambda_max|, 1)`."
+    "Whether the symmetric part of `K` has no eigenvalue below `-tol max|diag K|` (one Cholesky, see `psd_violation`)."
     K = np.asarray(K, dtype=np.float64)
-    lam = np.linalg.eigvalsh((K + K.T) / 2)
-    return bool(lam[0] >= -tol * max(abs(lam[-1]), 1.0))
+    return psd_violation((K + K.T) / 2, tol) is None
 
 # %% ../nbs/00_kernels.ipynb #f2b078ee
 class FeatureStack:
@@ -518,13 +677,15 @@ def stack_quad(Ks, alpha) -> np.ndarray:
 
 # %% ../nbs/00_kernels.ipynb #738ff531
 _NORMALIZATIONS = (None, "none", "trace", "diagonal", "frobenius")
+_VANISH = 1e-11   # a centered kernel this small relative to the raw one is round-off (e.g. identical training rows)
 
 
-def kernel_list(kernels, n_features: int = 1, owner: str = "KernelBank") -> list:
-    """A bank's kernels as a validated list; `None` is the default bank, Gaussian `gamma = 2^k / d` for k = -3..3
-    (widths spread around 1/d on standardised features)."""
+def kernel_list(kernels, X=None, owner: str = "KernelBank", family: str = "gaussian") -> list:
+    "A bank's kernels as a validated list; `None` is `default_bank(X, family)` (data-adaptive, needs the inputs `X`)."
     if kernels is None:
-        kernels = gaussian_bank(2.0 ** np.arange(-3, 4) / n_features)
+        if X is None:
+            raise ValueError(f"{owner}: the default bank adapts to the training inputs; pass X.")
+        kernels = default_bank(X, family)
     kernels = [kernels] if isinstance(kernels, Kernel) else list(kernels)
     if not kernels:
         raise ValueError(f"{owner} has an empty kernel list; give at least one kernel, e.g. [Gaussian(1.0)].")
@@ -537,9 +698,10 @@ def kernel_list(kernels, n_features: int = 1, owner: str = "KernelBank") -> list
 
 class KernelBank(TransformerMixin, BaseEstimator):
     """A list of kernels fitted on training inputs: `fit_transform(X)` gives the train stack `(p, m, m)`,
-    `transform(X)` the test stack `(p, n, m)`, both centered and normalised with training statistics.
+    `transform(X)` the test stack `(p, n, m)`, both standardised, centered and normalised with training statistics.
 
-    kernels: a list of kernels; None: Gaussian kernels with gamma = 2^k / d, k = -3..3, for d standardised features.
+    kernels: a list of kernels; None: `default_bank(X)` (Gaussian `exp(-2^k |x - z|^2 / d)`, k = -3..3, on features
+    standardised with the training mean and deviation).
 
     normalize: None | "trace" (Tr K = 1) | "diagonal" (K(x, x) = 1) | "frobenius" (||K||_F = 1)."""
 
@@ -549,23 +711,38 @@ class KernelBank(TransformerMixin, BaseEstimator):
         self.center = center
 
     # -- helpers ---------------------------------------------------------------------------------------
-    def _kernel_list(self):
-        kernels = kernel_list(self.kernels, getattr(self, "_n_features_hint", 1))
-        if self.normalize not in _NORMALIZATIONS:
-            raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
-        return kernels
+    def _is_precomputed(self, kernels):
+        return kernels is not None and not isinstance(kernels, Kernel) and len(kernels) > 0 and \
+            all(isinstance(k, Precomputed) for k in kernels)
 
     def _check_X(self, X, name="X"):
-        kernels = self.kernels_ if hasattr(self, "kernels_") else self._kernel_list()
-        if all(isinstance(k, Precomputed) for k in kernels):
+        kernels = self.kernels_ if hasattr(self, "kernels_") else self.kernels
+        if isinstance(kernels, Precomputed) or self._is_precomputed(kernels):
             X = np.asarray(X)
-            if X.ndim == 1:
-                X = X[:, None]
-            return X
+            return X[:, None] if X.ndim == 1 else X
         return check_array_2d(X, name)
 
+    def _standardized(self, X, kern):
+        "`X` standardised with the training statistics when the kernel asks for it (columns not yet selected)."
+        return (X - self.feature_mean_) / self.feature_scale_ if kern.standardize else X
+
+    def _inputs(self, X, kern):
+        "The inputs a kernel sees: standardised with the training statistics when it asks, then its columns."
+        return kern._select(self._standardized(X, kern))
+
+    def raw_kernel(self, q: int, X, Z=None) -> np.ndarray:
+        """Kernel `q` of the fitted bank between `X` and `Z`, with the bank's standardisation but no centering or
+        normalisation (what a sparse predictor needs: its atoms' kernel values, not the whole test stack)."""
+        check_is_fitted(self, "kernels_")
+        kern = self.kernels_[q]
+        if isinstance(kern, Precomputed):
+            return kern(X, Z)
+        X = check_array_2d(X)
+        Z = None if Z is None else check_array_2d(Z, "Z")
+        return kern.raw(self._standardized(X, kern), None if Z is None else self._standardized(Z, kern))
+
     def _raw(self, X, Z):
-        "Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels on the same columns."
+        "Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs."
         cache = {}
         out = np.empty((len(self.kernels_), X.shape[0], Z.shape[0]))
         same = X is Z
@@ -573,11 +750,10 @@ class KernelBank(TransformerMixin, BaseEstimator):
             if isinstance(kern, Precomputed):
                 out[q] = kern(X, None if same else Z)
                 continue
-            key = kern.columns
-            if key not in cache:
-                Xs, Zs = kern._select(X), kern._select(Z)
-                cache[key] = {"Xs": Xs, "Zs": Zs}
-            entry = cache[key]
+            if kern._key not in cache:
+                Xs = self._inputs(X, kern)
+                cache[kern._key] = {"Xs": Xs, "Zs": Xs if same else self._inputs(Z, kern)}
+            entry = cache[kern._key]
             for need in kern._needs:
                 if need not in entry:
                     if need == "gram":
@@ -588,17 +764,27 @@ class KernelBank(TransformerMixin, BaseEstimator):
         return out
 
     def _raw_diag(self, X):
-        return np.stack([k.diag(X) for k in self.kernels_])
+        rows = []
+        for kern in self.kernels_:
+            if isinstance(kern, Precomputed):
+                rows.append(kern.diag(X))
+            else:
+                Xs = self._inputs(X, kern)
+                rows.append(kern._diag_from_sqnorm(np.einsum("ij,ij->i", Xs, Xs)))
+        return np.stack(rows)
 
     # -- API -------------------------------------------------------------------------------------------
     def fit(self, X, y=None):
-        "Store the training inputs and the centering and normalisation statistics of the training kernels."
-        if self.kernels is None:
-            self._n_features_hint = np.shape(X)[1] if np.ndim(X) == 2 else 1
-        self.kernels_ = self._kernel_list()
+        "Store the training inputs and the standardisation, centering and normalisation statistics."
+        if self.normalize not in _NORMALIZATIONS:
+            raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
         X = self._check_X(X)
+        self.kernels_ = kernel_list(self.kernels, X)
         self.X_fit_ = np.array(X, copy=True)
         self.n_features_in_ = X.shape[1]
+        self.feature_mean_ = self.feature_scale_ = None
+        if any(k.standardize for k in self.kernels_):
+            self.feature_mean_, self.feature_scale_ = standardize_stats(X)
         with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _finish_fit
             K = self._raw(self.X_fit_, self.X_fit_)
         self._finish_fit(K)
@@ -612,29 +798,37 @@ class KernelBank(TransformerMixin, BaseEstimator):
                              "set (overflow?): reduce the degree or scale the features (e.g. StandardScaler).")
         self.col_mean_ = K.mean(axis=1)                       # (p, m) training column means
         self.total_mean_ = self.col_mean_.mean(axis=1)        # (p,)
+        hi, lo = K.max(axis=(1, 2)), K.min(axis=(1, 2))
+        raw = np.maximum(hi, -lo)
+        if (hi - lo <= _VANISH * raw).all():
+            raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
+                             "or the features far too small or too large for the kernels' widths?); there is nothing "
+                             "to learn from these inputs. Check the data, or use the default bank, which standardises.")
+        self.degenerate_ = np.zeros(p, dtype=bool)
         if self.center:
             K = K - self.col_mean_[:, None, :] - K.mean(axis=2, keepdims=True) + self.total_mean_[:, None, None]
+            # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
+            self.degenerate_ = np.maximum(K.max(axis=(1, 2)), -K.min(axis=(1, 2))) <= _VANISH * raw
         norm = None if self.normalize in (None, "none") else self.normalize
         self.scale_ = np.ones(p)
         self.diag_fit_ = np.einsum("kii->ki", K).copy()       # (p, m) (centered) training self-similarities
-        self.degenerate_ = np.zeros(p, dtype=bool)
         tiny = np.finfo(float).eps * np.maximum(np.abs(K).max(axis=(1, 2)), np.finfo(float).tiny) * m
         if norm == "trace":
             tr = self.diag_fit_.sum(axis=1)
-            self.degenerate_ = tr <= tiny
+            self.degenerate_ |= tr <= tiny
             self.scale_ = np.where(self.degenerate_, 1.0, tr)
         elif norm == "frobenius":
             fro = np.sqrt((K ** 2).sum(axis=(1, 2)))
-            self.degenerate_ = fro <= tiny
+            self.degenerate_ |= fro <= tiny
             self.scale_ = np.where(self.degenerate_, 1.0, fro)
         elif norm == "diagonal":
-            self.degenerate_ = (self.diag_fit_ <= tiny[:, None]).any(axis=1)
+            self.degenerate_ |= (self.diag_fit_ <= tiny[:, None]).any(axis=1)
         if self.degenerate_.any():
             names = [repr(self.kernels_[i]) for i in np.flatnonzero(self.degenerate_)]
             warnings.warn(f"kernel(s) {names} vanish on the training set after "
-                          f"{'centering' if self.center else 'fitting'} and cannot be normalised ({norm}); they are "
-                          "set to zero. Drop them from the bank (e.g. a Gaussian with too small a gamma).",
-                          RuntimeWarning, stacklevel=3)
+                          f"{'centering' if self.center else 'fitting'} (constant on the sample: are the training rows "
+                          "identical, or a Gaussian too wide for the data?); they are set to zero. Drop them from the "
+                          "bank.", RuntimeWarning, stacklevel=3)
         self.train_stack_ = self._normalise(K, self.diag_fit_, self.diag_fit_)
         return self
 
@@ -675,7 +869,8 @@ class KernelBank(TransformerMixin, BaseEstimator):
 
     @property
     def n_kernels(self) -> int:
-        return len(self.kernels_ if hasattr(self, "kernels_") else self._kernel_list())
+        "Number of kernels (the default bank's size is known once fitted)."
+        return len(self.kernels_) if hasattr(self, "kernels_") else len(kernel_list(self.kernels, np.zeros((1, 1))))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

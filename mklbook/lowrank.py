@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
-from .kernels import FeatureStack, Gaussian, check_array_2d, kernel_list
+from .kernels import FeatureStack, Gaussian, check_array_2d, kernel_list, standardize_stats
 
 __all__ = ["LowRankBank", "FeatureMoments", "accumulate_moments", "feature_moments", "lowrank_alignment_stats",
            "LowRankAlignMKL"]
@@ -38,18 +38,18 @@ class LowRankBank(TransformerMixin, BaseEstimator):
     features: "nystroem" (`phi_k(x) = K_k(x, L) W_k^{-1/2}`, landmarks `L` drawn from the training rows, any PSD kernel)
     or "rff" (random Fourier features `sqrt(2/r) cos(x . w + b)`, `w ~ N(0, 2 gamma I)`, Gaussian kernels only)."""
 
-    def __init__(self, kernels=None,           # mklbook kernels; None: Gaussian gamma = 2^k / d, k = -3..3 (as KernelBank)
+    def __init__(self, kernels=None,           # mklbook kernels; None: default_bank(X) (as KernelBank)
                  n_components: int = 200,      # r, columns per kernel (Nystroem: landmarks, shared by all kernels)
                  features: str = "nystroem",   # "nystroem" | "rff"
-                 random_state=None,            # seed of the landmarks / frequencies
+                 random_state=0,               # seed of the landmarks / frequencies
                  ):
         self.kernels = kernels
         self.n_components = n_components
         self.features = features
         self.random_state = random_state
 
-    def _kernel_list(self, d):
-        kernels = kernel_list(self.kernels, d, owner="LowRankBank")
+    def _kernel_list(self, X):
+        kernels = kernel_list(self.kernels, X, owner="LowRankBank")
         for k in kernels:
             if not getattr(k, "is_psd", True):
                 raise ValueError(f"{k!r} is not positive semi-definite: it has no feature map (its Nystroem matrix "
@@ -67,8 +67,11 @@ class LowRankBank(TransformerMixin, BaseEstimator):
         r = self.n_components
         if not (isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 1):
             raise ValueError(f"n_components must be a positive integer (columns per kernel); got {r!r}.")
-        self.kernels_ = self._kernel_list(X.shape[1])
+        self.kernels_ = self._kernel_list(X)
         self.n_features_in_ = X.shape[1]
+        self.feature_mean_ = self.feature_scale_ = None
+        if any(k.standardize for k in self.kernels_):
+            self.feature_mean_, self.feature_scale_ = standardize_stats(X)
         rng = check_random_state(self.random_state)
         self.maps_ = []
         if self.features == "nystroem":
@@ -76,19 +79,24 @@ class LowRankBank(TransformerMixin, BaseEstimator):
             idx = rng.permutation(X.shape[0])[:min(r, X.shape[0])]
             self.landmarks_ = X[idx].copy()
             for k in self.kernels_:
+                L = self._inputs(self.landmarks_, k)
                 with threadpool_limits(1, user_api="blas"):        # r x r: threads only contend on a shared machine
-                    lam, U = eigh(k(self.landmarks_))
+                    lam, U = eigh(k.raw(L))
                 keep = lam > max(lam.max(), 0.0) * 1e-12 * len(lam)   # rounding noise below: not a direction
                 self.maps_.append(U[:, keep] / np.sqrt(lam[keep]))     # W^{-1/2} restricted to its range
         else:
             for k in self.kernels_:
-                rbf = RBFSampler(gamma=k.gamma, n_components=r, random_state=rng.randint(2**31 - 1))
-                self.maps_.append(rbf.fit(k._select(X)))
+                rbf = RBFSampler(gamma=float(k.gamma), n_components=r, random_state=rng.randint(2**31 - 1))
+                self.maps_.append(rbf.fit(k._select(self._inputs(X, k))))
         widths = [m.shape[1] if self.features == "nystroem" else r for m in self.maps_]
         ends = np.cumsum(widths)
         self.blocks_ = [np.arange(e - w, e) for w, e in zip(widths, ends)]
         self.n_columns_ = int(ends[-1])
         return self
+
+    def _inputs(self, X, k):
+        "The inputs kernel `k` sees: standardised with the training statistics when it asks."
+        return (X - self.feature_mean_) / self.feature_scale_ if k.standardize else X
 
     def _check(self, X):
         check_is_fitted(self, "maps_")
@@ -105,10 +113,12 @@ class LowRankBank(TransformerMixin, BaseEstimator):
         j = 0
         for k in ks:
             w = len(self.blocks_[k])
+            kern = self.kernels_[k]
             if self.features == "nystroem":
-                np.matmul(self.kernels_[k](X, self.landmarks_), self.maps_[k], out=out[:, j:j + w])
+                np.matmul(kern.raw(self._inputs(X, kern), self._inputs(self.landmarks_, kern)), self.maps_[k],
+                          out=out[:, j:j + w])
             else:
-                out[:, j:j + w] = self.maps_[k].transform(self.kernels_[k]._select(X))
+                out[:, j:j + w] = self.maps_[k].transform(kern._select(self._inputs(X, kern)))
             j += w
         return out
 
@@ -238,12 +248,12 @@ class LowRankAlignMKL(BaseEstimator):
     `RidgeClassifier` (also solved from the moments), or any scikit-learn linear model (e.g. `LinearSVC`,
     `LogisticRegression`), fitted on the materialised features of the kernels with non-zero weight."""
 
-    def __init__(self, kernels=None,            # mklbook kernels (PSD); None: Gaussian gamma = 2^k / d, k = -3..3
+    def __init__(self, kernels=None,            # mklbook kernels (PSD); None: default_bank(X)
                  n_components: int = 200,       # r, columns per kernel
                  features: str = "nystroem",    # "nystroem" | "rff"
                  method: str = "alignf",        # "alignf" | "align" | "unif"
                  estimator=None,                # second stage (see the class docstring)
-                 random_state=None,             # seed of the landmarks / frequencies
+                 random_state=0,                # seed of the landmarks / frequencies
                  chunk_size=None,               # rows per streamed chunk; None: about 32 MB of features
                  ):
         self.kernels = kernels
@@ -320,11 +330,11 @@ class LowRankAlignMKL(BaseEstimator):
         self.mu_ = mu
         self.alignment_ = combined_alignment(mu, a, M, Y)
         s = m / mu.sum()                                         # combined kernel at trace m (mean diagonal one)
-        self.weights_ = mu * s                                   # weights of the trace-normalised centered kernels
+        self.weights_, self.kernel_scale_ = mu / mu.sum(), float(s * mu.sum())   # K = kernel_scale_ sum_k weights_k K_k
         self.active_ = np.flatnonzero(mu > 0)
         cols = np.concatenate([self.bank_.blocks_[k] for k in self.active_])
         self.mean_ = mom.mean[cols]
-        self.scale_ = np.concatenate([np.full(len(self.bank_.blocks_[k]), np.sqrt(self.weights_[k] * c[k]))
+        self.scale_ = np.concatenate([np.full(len(self.bank_.blocks_[k]), np.sqrt(mu[k] * s * c[k]))
                                       for k in self.active_])
         self.estimator_ = est
         if self._from_moments(est):

@@ -15,42 +15,29 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator
-from .kernels import check_multiclass_labels, check_stack, check_weights
-from .solvers import (SolverError, SolverResult, check_positive, crammer_singer_project, apply_certificate, crammer_singer_dual,
+from .kernels import check_multiclass_labels, check_positive, check_psd, check_stack, check_weights
+from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
 # %% auto #0
-__all__ = ['eta_coefficients', 'empirical_margin', 'kernel_margins', 'MarginResult', 'max_kernel_margin', 'M3KResult',
-           'qclp_problem', 'solve_m3k', 'rademacher_exact', 'gamma_tilde', 'max_over_margin_set', 'lemma2_dual',
-           'lemma3_value', 'ComplexityTerms', 'complexity_terms', 'theorem1_bound', 'theorem2_bound', 'theorem3_bound',
-           'CrammerSingerScores', 'M3KClassifier']
+__all__ = ['PAPER_SETTINGS', 'eta_coefficients', 'empirical_margin', 'kernel_margins', 'MarginResult', 'max_kernel_margin',
+           'M3KResult', 'qclp_problem', 'solve_m3k', 'rademacher_exact', 'gamma_tilde', 'max_over_margin_set',
+           'lemma2_dual', 'lemma3_value', 'ComplexityTerms', 'complexity_terms', 'theorem1_bound', 'theorem2_bound',
+           'theorem3_bound', 'CrammerSingerScores', 'M3KClassifier']
 
 # %% ../nbs/40_m3k.ipynb #fc7986fe
-def _check_problem(Ks, y, psd: bool = False):
-    "A symmetric training stack `(p, m, m)` and class codes; PSD checked by a shifted Cholesky when asked."
+def _check_problem(Ks, y, psd: str = "assume"):
+    "A symmetric training stack `(p, m, m)` and class codes; PSD checked per `psd` (see `mklbook.kernels.check_psd`)."
     Ks = check_stack(Ks, "Ks", symmetric=True)
     p, m, _ = Ks.shape
     if m < 2:
         raise ValueError(f"Ks holds {m} training point(s); at least 2 are needed.")
     codes, classes = check_multiclass_labels(y, m)
-    if psd:
-        _check_psd_stack(Ks)
+    check_psd(Ks, psd)
     return Ks, codes, classes
-
-
-def _check_psd_stack(Ks):
-    "Refuse a kernel whose smallest eigenvalue is below `-1e-9 tr(K)/m`: LAPACK's Cholesky of `K + eps I` fails then."
-    import scipy.linalg as sla
-    m = Ks.shape[1]
-    for k, K in enumerate(Ks):
-        eps = 1e-9 * max(np.trace(K) / m, np.finfo(float).tiny)
-        _, info = sla.lapack.dpotrf(K + eps * np.eye(m), lower=1, clean=0, overwrite_a=1)
-        if info != 0:
-            lam = np.linalg.eigvalsh(K)[0] if m <= 2000 else float("nan")
-            raise ValueError(f"Ks[{k}] is not positive semi-definite (smallest eigenvalue {lam:.3e}); M3K needs PSD "
-                             "kernels: drop non-PSD kernels (e.g. Sigmoid) from the bank.")
 
 
 def _one_hot_means(codes, c):
@@ -200,6 +187,12 @@ class M3KResult(SolverResult):
     n_cs: int = 0                       # Crammer-Singer solves
     n_margin_cuts: int = 0              # margin cuts added
     history: list | None = None         # (lower, upper) per iteration
+    offset: float = 0.0                 # s of the constant kernel s 11' added to every K_k (class offsets; see the text)
+
+    @property
+    def intercept(self) -> np.ndarray:
+        "Class offsets `b_r = s sum_i tau_ir`: what the constant kernel adds to each score."
+        return self.offset * self.tau.sum(axis=0)
 
     def decision_function(self, Ks_test) -> np.ndarray:
         "Scores `(n, c)`: `f_r(x) = sum_k mu_k K_k(x, X_train) @ tau[:, r]` for a test stack `(p, n, m)`."
@@ -208,7 +201,7 @@ class M3KResult(SolverResult):
         Kt = check_stack(Ks_test, "Ks_test", square=False, m=self.tau.shape[0])
         if Kt.shape[0] != self.weights.shape[0]:
             raise ValueError(f"Ks_test has {Kt.shape[0]} kernels but the model was trained on {self.weights.shape[0]}.")
-        return np.tensordot(self.weights, Kt, axes=1) @ self.tau
+        return np.tensordot(self.weights, Kt, axes=1) @ self.tau + self.intercept
 
     def predict(self, Ks_test) -> np.ndarray:
         "Labels `classes[argmax_r f_r]`."
@@ -245,10 +238,12 @@ def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
     return min(float(gamma0), gmax), gmax, lp
 
 
-def _cs_cut(Ks, tau, Y):
-    "The cut of a dual point tau: `(b, u)` with `f(tau, mu) = b - mu . u / 2`, `u_k = <K_k, tau tau'>_F`."
+def _cs_cut(Ks, tau, Y, offset=0.0):
+    """The cut of a dual point tau: `(b, u)` with `f(tau, mu) = b - mu . u / 2`, `u_k = <K_k + s 11', tau tau'>_F
+    = <K_k, tau tau'>_F + s |tau' 1|^2` (the constant kernel of the offsets, never formed)."""
     p, m, _ = Ks.shape
-    return float((tau * Y).sum()), Ks.reshape(p, -1) @ (tau @ tau.T).ravel()
+    t1 = tau.sum(axis=0)
+    return float((tau * Y).sum()), Ks.reshape(p, -1) @ (tau @ tau.T).ravel() + offset * float(t1 @ t1)
 
 
 def _combine_sparse(Ks, mu):
@@ -260,7 +255,7 @@ def _combine_sparse(Ks, mu):
 _MAX_MARGIN_CUTS = 1000   # margin cuts per SILP iteration before giving up (never reached in the book's runs)
 
 
-def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter):
+def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0):
     "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); returns an M3KResult."
     t0 = time.perf_counter()
     p, m, _ = Ks.shape
@@ -277,11 +272,11 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     A_eq, b_eq = np.r_[np.ones(p), 0.0][None, :], [1.0]
     bounds = [(0, None)] * p + [(None, None)]
     for it in range(1, max_iter + 1):
-        r = crammer_singer_dual(_combine_sparse(Ks, mu), codes, C=C, tol=cs_tol, tau0=tau, warn=False,
-                                max_iter=cs_max_iter)
+        r = crammer_singer_dual(_combine_sparse(Ks, mu) + offset, codes, C=C, tol=cs_tol, tau0=tau, warn=False,
+                                max_iter=cs_max_iter, psd="assume")
         n_cs += 1
         tau = r.tau
-        b, u = _cs_cut(Ks, tau, Y)
+        b, u = _cs_cut(Ks, tau, Y, offset)
         if r.primal < upper:
             upper, best = r.primal, (mu.copy(), r)
         cuts_b.append(b)
@@ -328,7 +323,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     mu_b, r = best
     res = M3KResult(objective=r.objective, weights=mu_b, tau=r.tau, classes=classes, gamma0=gamma0, gamma_max=gmax,
                     lower=lower, upper=upper, n_iter=it, n_cs=n_cs, n_margin_cuts=len(gcuts), history=hist,
-                    solver="silp (HiGHS master LP + Crammer-Singer)")
+                    solver="silp (HiGHS master LP + Crammer-Singer)", offset=offset)
     res.margin = float(_point_margins(eta if constrained else _eta(Ks, codes, c), mu_b, codes)[0].mean())
     if status != "optimal":
         res.message = f"the SILP stopped after max_iter={max_iter} cutting-plane iterations; raise max_iter or loosen tol."
@@ -367,17 +362,19 @@ def qclp_problem(Ks, codes, c, C, gamma0):
     return cp.Problem(cp.Maximize(obj), cons + kcons), kcons, parts
 
 
-def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL", time_limit=None):
+def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL", time_limit=None, offset=0.0):
     "Solve the QCLP with a generic conic solver; certify by a feasible dual point and a Crammer-Singer primal at mu."
     import cvxpy as cp
     t0 = time.perf_counter()
+    if offset:
+        Ks = Ks + offset                                 # the reference path forms the shifted stack (a copy)
     p, m, _ = Ks.shape
     c = classes.size
     prob, kcons, parts = qclp_problem(Ks, codes, c, C, gamma0)
     opts = {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9} if solver_name == "CLARABEL" else {}
     if time_limit is not None and solver_name == "CLARABEL":
         opts["time_limit"] = float(time_limit)
-    res = M3KResult(classes=classes, gamma0=gamma0, gamma_max=gmax, solver=f"qclp (cvxpy/{solver_name})")
+    res = M3KResult(classes=classes, gamma0=gamma0, gamma_max=gmax, solver=f"qclp (cvxpy/{solver_name})", offset=offset)
     try:
         with warnings.catch_warnings():                  # cvxpy's "inaccurate" warning: our certificate decides
             warnings.simplefilter("ignore", UserWarning)
@@ -405,7 +402,8 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
         lower_t = lower_t - parts["R"].T @ beta
         extra = m * gamma0 * lam
     lower = b + float(lower_t.min()) + extra
-    r = crammer_singer_dual(np.tensordot(mu, Ks, axes=1), codes, C=C, tol=max(tol / 10, 1e-12), tau0=T, warn=False)
+    r = crammer_singer_dual(np.tensordot(mu, Ks, axes=1), codes, C=C, tol=max(tol / 10, 1e-12), tau0=T, warn=False,
+                            psd="assume")
     res.weights, res.tau, res.objective, res.lower, res.upper = mu, r.tau, r.objective, lower, r.primal
     res.margin = float(_point_margins(parts["eta"] if np.isfinite(gamma0) else _eta(Ks, codes, c), mu, codes)[0].mean())
     res.n_cs, res.n_iter = 1, int(getattr(prob.solver_stats, "num_iters", 0) or 0)
@@ -423,18 +421,25 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               solver:str="silp",  # 'silp' (cutting planes: HiGHS LP + Crammer-Singer QP) or 'qclp' (Appendix F, cvxpy)
               tol:float=1e-5,     # required relative gap (upper - lower) / |upper|
               max_iter:int=500,   # cutting-plane iterations (silp)
-              check_psd:bool=True, # refuse non-PSD kernels (a shifted Cholesky per kernel)
+              psd:str="check",    # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
               warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
               cs_max_iter:int|None=None, # example updates per Crammer-Singer solve (default: its own)
               time_limit:float|None=None, # seconds for the generic solver (qclp)
               blas_threads:int|None=1, # BLAS threads during the solve (None: leave as is); see the text
               relative:bool=False, # a number gamma0 = f means f * gamma_max (f <= 1), gamma_max from LP (5)
+              offset:float=0.0,   # s >= 0: class offsets from the constant kernel s 11' added to every K_k (see the text)
              ) -> M3KResult:
     """M3K (7): `min_{mu in Delta_1, gamma_hat(K_mu) >= gamma0} max_{tau_i <= C e_{y_i}, 1'tau_i = 0}
-    sum_i tau_{i,y_i} - 1/2 sum_k mu_k <K_k, tau tau'>_F`; gamma0 = -inf is MCMKL (Zien & Ong 2007)."""
-    Ks, codes, classes = _check_problem(Ks, y, psd=check_psd)
+    sum_i tau_{i,y_i} - 1/2 sum_k mu_k <K_k + s 11', tau tau'>_F`; gamma0 = -inf is MCMKL (Zien & Ong 2007). The
+    constant kernel leaves the margin (6), hence gamma0 and gamma_max, unchanged, and adds offsets `s tau' 1` to the
+    class scores."""
+    if psd == "allow":
+        raise ValueError("M3K's Crammer-Singer machine needs PSD kernels (its dual is concave only then): psd='allow' "
+                         "is not available; use psd='check' or 'assume'.")
+    Ks, codes, classes = _check_problem(Ks, y, psd=psd)
     C = float(check_positive(C, "C"))
     tol = float(check_positive(tol, "tol"))
+    offset = float(check_positive(offset, "offset", allow_zero=True))
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
@@ -443,8 +448,8 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if solver == "silp":
-            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter)
-        return _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit)
+            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset)
+        return _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit, offset=offset)
 
 # %% ../nbs/40_m3k.ipynb #92be265e
 def rademacher_exact(V) -> float:
@@ -588,8 +593,8 @@ def theorem3_bound(margin_loss:float, terms:ComplexityTerms, c:int, rho:float, m
 
 # %% ../nbs/40_m3k.ipynb #f1d91cd7
 class CrammerSingerScores:
-    """Fitting prologue and prediction for a Crammer-Singer machine on `K_mu` (needs `weights_`, `tau_`, `classes_`): scores
-    `f_r(x) = sum_k mu_k K_k(x, X_train) tau[:, r]` and the class of the largest."""
+    """Fitting prologue and prediction for a Crammer-Singer machine on `K_mu` (needs `weights_`, `tau_`, `classes_`,
+    `intercept_`): scores `f_r(x) = sum_k mu_k K_k(x, X_train) tau[:, r] + b_r` and the class of the largest."""
 
     def _prepare_fit(self, X, y):
         "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank)`."
@@ -600,15 +605,28 @@ class CrammerSingerScores:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
         return y, self._fit_bank(X)
 
+    def _offset(self, Ks) -> float:
+        """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the
+        kernels' own scale (1 for unit-diagonal kernels), like the constant feature of liblinear's `intercept_scaling`."""
+        scaling = check_positive(self.intercept_scaling, "intercept_scaling", allow_zero=True)
+        return scaling ** 2 * float(np.einsum("kii->ki", Ks).mean(axis=1).max())
+
+    def _scores(self, X):
+        check_is_fitted(self, "tau_")
+        return self._combined_test_kernel(X) @ self.tau_ + self.intercept_
+
     def decision_function(self, X):
         "Scores `(n, c)`; binary: `f_1 - f_0`, `(n,)`."
-        F = self._combined_test_kernel(X) @ self.tau_
+        F = self._scores(X)
         return F[:, 1] - F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
         "`classes_[argmax_r f_r(x)]`."
-        F = self._combined_test_kernel(X) @ self.tau_
+        F = self._scores(X)                                  # checks fitted first (NotFittedError)
         return self.classes_[np.argmax(F, axis=1)]
+
+
+PAPER_SETTINGS = dict(normalize="diagonal", center=True, intercept_scaling=0.0)   # paper 002's machine: no offsets
 
 
 class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
@@ -617,16 +635,20 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
 
     gamma0: 'max' (the largest feasible value, the paper's Table 1 setting), a number, or None (MCMKL);
     with `relative=True` a number f means `gamma0 = f * gamma_max` (f <= 1), convenient for grid search.
-    Default bank: Gaussian widths 2^k/d, k = -3..3, centered and scaled to unit diagonal (the paper's preprocessing)."""
+    intercept_scaling: class offsets from a constant kernel `s 11'`, `s = intercept_scaling^2` times the kernels' mean
+    diagonal (0: no offsets, the paper's machine); the margin (6) and gamma0 do not change.
+    Default bank: `default_bank(X)` at unit diagonal, not centered (the paper centers: `center=True,
+    intercept_scaling=0` is its machine; uncentered kernels with offsets are the robust default, see the text)."""
 
-    def __init__(self, kernels=None, C=1.0, gamma0="max", relative=False, normalize="diagonal", center=True,
-                 tol=1e-4, max_iter=500):
+    def __init__(self, kernels=None, C=1.0, gamma0="max", relative=False, normalize="diagonal", center=False,
+                 intercept_scaling=1.0, tol=1e-4, max_iter=500):
         self.kernels = kernels
         self.C = C
         self.gamma0 = gamma0
         self.relative = relative
         self.normalize = normalize
         self.center = center
+        self.intercept_scaling = intercept_scaling
         self.tol = tol
         self.max_iter = max_iter
 
@@ -639,11 +661,12 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
             self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
-                                     max_iter=self.max_iter, warn=False)
+                                     max_iter=self.max_iter, warn=False, psd="assume", offset=self._offset(Ks))
         if self.result_.status != "optimal":
             warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "
                           f"{self.result_.gap:.1e} > tol {self.tol:.0e}); raise max_iter or loosen tol.",
                           ConvergenceWarning, stacklevel=2)
-        self.weights_, self.tau_ = self.result_.weights, self.result_.tau
+        self._set_weights(self.result_.weights)
+        self.tau_, self.intercept_ = self.result_.tau, self.result_.intercept
         self.n_iter_ = self.result_.n_iter
         return self

@@ -19,7 +19,7 @@ from .alignment import AlignMKL
 from .data import load_dataset, subsample
 from .estimators import KernelStackEstimator
 from .kernels import gaussian_bank
-from .m3k import CrammerSingerScores, M3KClassifier
+from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
 from .solvers import crammer_singer_dual
 
@@ -46,28 +46,32 @@ def _quick_note(quick: bool) -> str:
 
 
 class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
-    """Crammer–Singer SVM (no bias) on the uniform combination `K = (1/p) sum_k K_k` of the bank M3K uses: M3K's
-    machine with mu fixed at the centre of the simplex, the multi-class table's *unif* column."""
+    """Crammer–Singer SVM on the uniform combination `K = (1/p) sum_k K_k` of the bank M3K uses: M3K's machine with mu
+    fixed at the centre of the simplex, the multi-class table's *unif* column. `intercept_scaling` as in
+    `M3KClassifier` (0: no class offsets, the paper's machine)."""
 
-    def __init__(self, kernels=None, C=1.0, normalize="diagonal", center=True, tol=1e-4):
+    def __init__(self, kernels=None, C=1.0, normalize="diagonal", center=False, intercept_scaling=1.0, tol=1e-4):
         self.kernels = kernels
         self.C = C
         self.normalize = normalize
         self.center = center
+        self.intercept_scaling = intercept_scaling
         self.tol = tol
 
     def fit(self, X, y):
-        "Build the bank on `X` (centered, unit diagonal by default) and solve the Crammer–Singer dual on its mean."
+        "Build the bank on `X` (unit diagonal by default) and solve the Crammer–Singer dual on its mean."
         y, Ks = self._prepare_fit(X, y)
-        self.weights_ = np.full(Ks.shape[0], 1.0 / Ks.shape[0])
+        self._set_weights(np.full(Ks.shape[0], 1.0 / Ks.shape[0]))        # the mean kernel: scale one
+        s = self._offset(Ks)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
-            self.result_ = crammer_singer_dual(np.tensordot(self.weights_, Ks, axes=1), y, C=self.C, tol=self.tol,
-                                               warn=False)
+            self.result_ = crammer_singer_dual(np.tensordot(self.weights_, Ks, axes=1) + s, y, C=self.C, tol=self.tol,
+                                               warn=False, psd="assume")
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",
                           ConvergenceWarning, stacklevel=2)
         self.tau_ = self.result_.tau
+        self.intercept_ = s * self.tau_.sum(axis=0)
         return self
 
 # %% auto #0
@@ -82,8 +86,8 @@ def table1_methods(gammas, quick: bool = False) -> dict:
     return {
         "unif": (AlignMKL(kernels, method="unif", estimator=SVC(kernel="precomputed")), {"estimator__C": grid["C"]}),
         "alignf": (AlignMKL(kernels, method="alignf", estimator=SVC(kernel="precomputed")), {"estimator__C": grid["C"]}),
-        "MCMKL": (M3KClassifier(kernels, gamma0=None), grid),
-        "M3K": (M3KClassifier(kernels, gamma0="max"), grid),
+        "MCMKL": (M3KClassifier(kernels, gamma0=None, **PAPER_SETTINGS), grid),
+        "M3K": (M3KClassifier(kernels, gamma0="max", **PAPER_SETTINGS), grid),
     }
 
 
@@ -130,9 +134,10 @@ def multiclass_methods(d: int, quick: bool = False) -> dict:
     kernels = gaussian_bank(2.0 ** np.arange(-3, 4) / d)
     Cs = C_GRID[:2] if quick else C_GRID
     return {
-        "unif": (UniformCSClassifier(kernels), {"C": Cs}),
-        "MCMKL": (M3KClassifier(kernels, gamma0=None), {"C": Cs}),
-        "M3K": (M3KClassifier(kernels, relative=True), {"C": Cs, "gamma0": [None, 1.0] if quick else GAMMA0_GRID}),
+        "unif": (UniformCSClassifier(kernels, **PAPER_SETTINGS), {"C": Cs}),
+        "MCMKL": (M3KClassifier(kernels, gamma0=None, **PAPER_SETTINGS), {"C": Cs}),
+        "M3K": (M3KClassifier(kernels, relative=True, **PAPER_SETTINGS),
+                {"C": Cs, "gamma0": [None, 1.0] if quick else GAMMA0_GRID}),
     }
 
 

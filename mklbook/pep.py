@@ -22,9 +22,11 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator
-from .kernels import (Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_stack,
-                             check_weights, gaussian_bank, polynomial_bank, stack_quad)
-from .solvers import SolverResult, svm_dual, svr_dual
+from .kernels import (Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_int, check_positive,
+                      check_psd, check_stack,
+                      check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
+                      standardize_stats)
+from .solvers import SolverResult, _check_targets, svm_dual, svr_dual
 
 # %% auto #0
 __all__ = ['PEP_TAUS', 'PEP_DEGREES', 'top_eigen', 'empirical_pep', 'mehler_eigenvalues', 'gaussian_pep', 'theorem1_bound',
@@ -243,17 +245,20 @@ def _check_task(task):
     return task
 
 
-def _check_fkl_problem(Ks, y, task):
-    "Validate an FKL problem: `(task, Ks, y, classes)`, labels +-1 for classification, finite targets for regression."
+def _check_fkl_problem(Ks, y, task, psd="check"):
+    """Validate an FKL problem: `(task, Ks, y, classes)`, labels +-1 for classification, finite targets for regression;
+    PSD kernels (`psd`: "check" or "assume"; the PEP and the machine's dual both need PSD kernels)."""
     task = _check_task(task)
+    if psd == "allow":
+        raise ValueError("FKL needs PSD kernels (the PEP is a ratio of eigenvalues of a PSD matrix, and the SVM dual is "
+                         "concave only then): psd='allow' is not available; use psd='check' or 'assume'.")
     Ks = check_stack(Ks, symmetric=True)
+    check_psd(Ks, psd)
     m = Ks.shape[1]
     if task == "classification":
         y, classes = check_binary_labels(y, m)
     else:
-        classes, y = None, np.asarray(y, dtype=np.float64).ravel()
-        if y.shape[0] != m or not np.isfinite(y).all():
-            raise ValueError(f"y must hold {m} finite targets (one per training point); got shape {y.shape}.")
+        classes, y = None, _check_targets(y, m)
     return task, Ks, y, classes
 
 
@@ -262,9 +267,9 @@ def _machine(Ks, y, d, C, task, epsilon, svm_tol):
     nz = d > 0
     K = np.tensordot(d[nz], Ks[nz], axes=1)
     if task == "classification":
-        r = svm_dual(K, y, C=C, tol=svm_tol, warn=False)
+        r = svm_dual(K, y, C=C, tol=svm_tol, warn=False, psd="assume")      # the stack was checked on entry
     else:
-        r = svr_dual(K, y, C=C, epsilon=epsilon, tol=svm_tol, warn=False)
+        r = svr_dual(K, y, C=C, epsilon=epsilon, tol=svm_tol, warn=False, psd="assume")
     if r.status in ("infeasible", "unbounded", "error") or r.coef is None:
         raise RuntimeError(f"the kernel machine failed inside FKL (status {r.status!r}): {r.message}")
     return r, float(r.objective), stack_quad(Ks, r.coef)
@@ -296,11 +301,12 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
         sigma: float = 1e-4,     # Armijo constant
         method: str = "reduced-gradient",  # "reduced-gradient" (Algorithm 1) or "silp" (cutting planes, HiGHS)
         warn: bool = True,       # ConvergenceWarning when the gap misses `tol`
+        psd: str = "check",      # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
         ) -> FKLResult:
     """FKL (Algorithm 1): `min_{d in simplex} W(d) - lam d' beta_hat(t)`, W the SVM (SVR) dual value on `sum_k d_k K_k`,
     by reduced gradient with Armijo steps; `grad_k = -alpha' H_k alpha / 2 - lam beta_hat_k`."""
     t0 = time.perf_counter()
-    task, Ks, y, classes = _check_fkl_problem(Ks, y, task)
+    task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
     p, m, _ = Ks.shape
     if not (isinstance(lam, numbers.Real) and np.isfinite(lam) and lam >= 0):
         raise ValueError(f"lam must be a non-negative finite number; got {lam!r}.")
@@ -454,11 +460,12 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
              svm_tol: float = 1e-9,
              warn: bool = True,
              pool=None,          # the `.pool` of an earlier `fkl_path` result on the same (Ks, y, C, task): reuse its cuts
+             psd: str = "check", # "check": refuse non-PSD kernels; "assume": skip the test
              ) -> dict:
     """FKL at every `(lam, t)` of a grid from one pool of cutting planes: `{(lam, t): FKLResult}`, each certified like
     `fkl(method="silp")`; machine solves are shared because a cut `h_j - d'(q_j/2 + lam beta(t))` is valid for all (lam, t)."""
     t0 = time.perf_counter()
-    task, Ks, y, classes = _check_fkl_problem(Ks, y, task)
+    task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
     p, m, _ = Ks.shape
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
     if lams.ndim != 1 or lams.size == 0 or not (np.isfinite(lams) & (lams >= 0)).all():
@@ -508,8 +515,9 @@ def pep_bank(X, taus=PEP_TAUS, degrees=PEP_DEGREES) -> list:
 class _Families:
     "The continuously parameterised kernels of IFKL on one training set, normalised to trace m, with derivatives."
 
-    def __init__(self, X, families, tau_range, degree_range):
+    def __init__(self, X, families, tau_range, degree_range, standardize=False):
         X = check_array_2d(X)
+        self.standardize = standardize     # X is already standardised: the kernels `make` returns must say so
         self.m = X.shape[0]
         self.families = tuple(families)
         self.bounds = {"gaussian": (np.log2(tau_range[0]), np.log2(tau_range[1])),
@@ -541,7 +549,9 @@ class _Families:
 
     def make(self, fam, theta):
         "The mklbook kernel object for an added column."
-        return Gaussian(float(2.0 ** theta)) if fam == "gaussian" else Polynomial(int(round(theta)), coef0=self.s)
+        if fam == "gaussian":
+            return Gaussian(float(2.0 ** theta), standardize=self.standardize)
+        return Polynomial(int(round(theta)), coef0=self.s, standardize=self.standardize)
 
 
 def _Q(K, coef, lam, t):
@@ -612,8 +622,10 @@ def ifkl(X,                          # (m, n_features) training inputs
          max_outer: int = 30,        # column-generation iterations
          fkl_tol: float = 1e-6,      # certified gap of each master FKL (solved by SILP)
          sub_iter: int = 30,         # Algorithm 3 iterations per family
-         random_state=0,             # seeds the random first kernel theta^0
+         random_state=0,             # seeds the random first kernel theta^0 (when no `kernels` are given)
          warn: bool = True,
+         kernels=None,               # mklbook kernels (PSD) to start from instead of one random theta^0
+         standardize: bool = False,  # search the families on standardised features (training mean and deviation)
          ) -> IFKLResult:
     """IFKL (Algorithms 2-3): column generation for `max h(alpha) - xi` s.t. `lam beta_hat_theta(t) + alpha'H_theta alpha/2
     <= xi` for all theta; master problems by `fkl`, new columns by surrogate gradient ascent over theta.
@@ -624,6 +636,8 @@ def ifkl(X,                          # (m, n_features) training inputs
     X = check_array_2d(X, min_rows=2)
     m = X.shape[0]
     _check_ts(t, m)
+    tol, fkl_tol = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol")
+    max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
     fams_ok = {"gaussian", "polynomial"}
     if isinstance(families, str) or not families or not set(families) <= fams_ok:
         raise ValueError(f"families must be a non-empty list from {sorted(fams_ok)}; got {families!r}.")
@@ -634,10 +648,12 @@ def ifkl(X,                          # (m, n_features) training inputs
     if task == "classification":
         y_pm, classes = check_binary_labels(y, m)
     else:
-        y_pm = np.asarray(y, dtype=np.float64).ravel()
-        if y_pm.shape[0] != m or not np.isfinite(y_pm).all():
-            raise ValueError(f"y must hold {m} finite targets; got shape {np.shape(y)}.")
-    fams = _Families(X, families, tau_range, degree_range)
+        y_pm = _check_targets(y, m)
+    Xraw = X
+    if standardize:
+        mean, scale = standardize_stats(X)
+        X = (X - mean) / scale
+    fams = _Families(X, families, tau_range, degree_range, standardize)
     # the coarse grid of each family: kernels and PEPs (alpha-independent) computed once
     grid = []
     for fam in fams.families:
@@ -651,19 +667,27 @@ def ifkl(X,                          # (m, n_features) training inputs
         grid += [(fam, float(th)) for th in ths]
     Kg = np.stack([fams.kernel(f_, th) for f_, th in grid])
     pep_g = empirical_pep(Kg, t)
-    rng = np.random.default_rng(random_state)
-    fam0 = fams.families[rng.integers(len(fams.families))]
-    lo, hi = fams.bounds[fam0]
-    th0 = float(rng.uniform(lo, hi))
-    th0 = th0 if fam0 == "gaussian" else float(np.clip(np.round(th0), np.ceil(lo), np.floor(hi)))
-    cols, Kcols = [(fam0, th0)], [fams.kernel(fam0, th0)]
+    if kernels is None:
+        rng = np.random.default_rng(random_state)
+        fam0 = fams.families[rng.integers(len(fams.families))]
+        lo, hi = fams.bounds[fam0]
+        th0 = float(rng.uniform(lo, hi))
+        th0 = th0 if fam0 == "gaussian" else float(np.clip(np.round(th0), np.ceil(lo), np.floor(hi)))
+        cols, Kcols, fixed = [(fam0, th0)], [fams.kernel(fam0, th0)], []
+    else:                                                 # start from the given kernels, at trace m like the families
+        fixed = kernel_list(kernels, Xraw, owner="ifkl")
+        bank = KernelBank(fixed, normalize="trace").fit(Xraw)
+        if bank.degenerate_.any() or any(not k.is_psd for k in fixed):
+            raise ValueError("ifkl's starting kernels must be PSD and non-zero on the training set; got "
+                             f"{[repr(k) for k, bad in zip(fixed, bank.degenerate_) if bad or not k.is_psd]}.")
+        cols, Kcols = [("fixed", float(i)) for i in range(len(fixed))], list(bank.train_stack_ * m)
     d = None
     hist, worst = [], -np.inf
     status, gap, it, res = "unknown", np.inf, 0, None
     for it in range(1, max_outer + 1):
         Ks = np.stack(Kcols)
         res = fkl(Ks, y_pm, lam=lam, t=t, C=C, task=task, epsilon=epsilon, d0=d, tol=fkl_tol, method="silp",
-                  warn=False)
+                  warn=False, psd="assume")                   # the families' kernels are PSD by construction
         coef = res.coef
         xi = float(res.Q.max())                           # line 5: max over Omega^s of Q(theta; alpha^s)
         # line 6, Algorithm 3: best grid point of each family, then surrogate ascent from it
@@ -690,8 +714,10 @@ def ifkl(X,                          # (m, n_features) training inputs
         Kcols.append(fams.kernel(*theta_new))
         d = np.r_[res.weights, 0.0]
     keep = res.weights > 0
-    kernels = [fams.make(f_, th) for (f_, th), k in zip(cols, keep) if k]
-    params = [(f_, float(2.0 ** th) if f_ == "gaussian" else int(round(th))) for (f_, th), k in zip(cols, keep) if k]
+    make = lambda f_, th: fixed[int(th)] if f_ == "fixed" else fams.make(f_, th)
+    value = lambda f_, th: repr(fixed[int(th)]) if f_ == "fixed" else float(2.0 ** th) if f_ == "gaussian" else int(round(th))
+    kernels = [make(f_, th) for (f_, th), k in zip(cols, keep) if k]
+    params = [(f_, value(f_, th)) for (f_, th), k in zip(cols, keep) if k]
     out = IFKLResult(objective=res.objective, status=status, weights=res.weights[keep] / res.weights[keep].sum(),
                      kernels=kernels, params=params, coef=res.coef, bias=res.bias, fkl=res, n_outer=it, history=hist,
                      surrogate_violation=float(worst), poly_scale=getattr(fams, "s", 1.0), n_iter=it)
@@ -725,7 +751,14 @@ class _PEPBase(KernelStackEstimator):
                                  "(Liu et al. 2017) are binary; wrap them in sklearn.multiclass.OneVsRestClassifier.")
             return X, y
         X, y = self._validate_fit(X, y, y_numeric=True)
-        return X, y.astype(np.float64)
+        y = y.astype(np.float64)
+        self.y_mean_, self.y_scale_ = float(y.mean()), float(y.std()) or 1.0   # epsilon is in units of the target's std
+        return X, (y - self.y_mean_) / self.y_scale_
+
+    def _keep_machine(self, coef, bias):
+        "`coef_`, `intercept_` of `f(x) = K(x, X) coef + intercept`, back in the target's units for regression."
+        s, c = (self.y_scale_, self.y_mean_) if self._task == "regression" else (1.0, 0.0)
+        self.coef_, self.intercept_ = coef * s, bias * s + c
 
     def _check_t(self, m):
         if not (isinstance(self.t, numbers.Integral) and 1 <= self.t <= m - 1):
@@ -759,8 +792,8 @@ class _Binary:
 class _FKLBase(_PEPBase):
     def _fit_stack(self, X):
         m = X.shape[0]
-        kernels = pep_bank(X) if self.kernels is None else self.kernels
-        self.bank_ = KernelBank(kernels, normalize="trace", center=False)
+        self.bank_ = KernelBank(kernel_list(self.kernels, X, type(self).__name__, family="both"), normalize="trace",
+                                center=False)
         Ks = self.bank_.fit_transform(X) * m
         self._refuse_non_psd("the PEP and the SVM both need PSD kernels")
         return Ks
@@ -772,9 +805,9 @@ class _FKLBase(_PEPBase):
         Ks = self._fit_stack(X)
         self.result_ = fkl(Ks, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
                            epsilon=getattr(self, "epsilon", 0.1), tol=self.tol, max_iter=self.max_iter,
-                           method=self.method)
-        self.weights_ = self.result_.weights * X.shape[0]     # relative to the bank's trace-one kernels
-        self.coef_, self.intercept_ = self.result_.coef, self.result_.bias
+                           method=self.method, psd="assume")          # the bank refused non-PSD kernels
+        self._set_weights(self.result_.weights, scale=X.shape[0])   # the bank's kernels have trace one, FKL's trace m
+        self._keep_machine(self.result_.coef, self.result_.bias)
         self.n_iter_ = self.result_.n_iter
         return self
 
@@ -782,13 +815,14 @@ class _FKLBase(_PEPBase):
 class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
     """FKL (Liu et al. 2017, Algorithm 1) binary SVM: `min_d W(d) - lam d'beta_hat(t)` over the simplex.
 
-    Defaults are the paper's setting: the bank `pep_bank` (Gaussian tau = 2^-10..2^10, polynomial d = 1..20), kernels at
-    trace m, C = 1; lam = 1 and t = 4 fixed (the paper selects lam in 2^-5..2^5 and t in {2, 4, 8, 16} by 3-fold CV).
-    method="silp" solves problem (3) by cutting planes (certified, far fewer SVM solves on the 41-kernel bank);
+    Defaults: `default_bank(X, "both")` (7 Gaussians and 10 polynomials on standardised features), kernels at trace m,
+    C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian tau = 2^-10..2^10 on the raw
+    features, polynomial d = 1..20), with lam in 2^-5..2^5 and t in {2, 4, 8, 16} selected by 3-fold CV.
+    method="silp" solves problem (3) by cutting planes (certified, far fewer SVM solves than Algorithm 1);
     method="reduced-gradient" is Algorithm 1."""
 
     def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, tol=1e-4, max_iter=300, method="silp"):
-        self.kernels = kernels    # list of mklbook kernels; None: pep_bank(X) on the training inputs
+        self.kernels = kernels    # list of mklbook kernels; None: default_bank(X, "both") on the training inputs
         self.lam = lam            # weight of the PEP reward
         self.t = t                # number of principal eigenvalues
         self.C = C                # SVM box bound
@@ -800,8 +834,8 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
 class FKLRegressor(RegressorMixin, _FKLBase):
     """FKL with the epsilon-SVR dual: `min_d W_R(d) - lam d'beta_hat(t)` over the simplex.
 
-    Defaults: the bank `pep_bank`, C = 1, epsilon = 0.1, lam = 1, t = 4, method "silp" (targets on their own scale:
-    standardise them)."""
+    Defaults: `default_bank(X, "both")`, C = 1, epsilon = 0.1, lam = 1, t = 4, method "silp". The targets are
+    standardised internally, so epsilon is in units of their standard deviation."""
     _task = "regression"
 
     def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, epsilon=0.1, tol=1e-4, max_iter=300, method="silp"):
@@ -823,23 +857,28 @@ class _IFKLBase(_PEPBase):
         self.result_ = ifkl(X, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
                             epsilon=getattr(self, "epsilon", 0.1), families=self.families, tau_range=self.tau_range,
                             degree_range=self.degree_range, tol=self.tol, max_outer=self.max_outer,
-                            random_state=self.random_state)
+                            random_state=self.random_state, kernels=self.kernels, standardize=self.standardize)
         fk = self.result_.fkl
         keep = fk.weights > 0
         self.bank_ = KernelBank(self.result_.kernels, normalize="trace", center=False).fit(X)
-        self.weights_ = fk.weights[keep] * X.shape[0]
+        self._set_weights(fk.weights[keep], scale=X.shape[0])
         self.kernel_params_ = self.result_.params
-        self.coef_, self.intercept_ = self.result_.coef, self.result_.bias
+        self._keep_machine(self.result_.coef, self.result_.bias)
         self.n_iter_ = self.result_.n_outer
         return self
 
 
 class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
     """IFKL (Liu et al. 2017, Algorithms 2-3) binary SVM over Gaussian tau in [2^-10, 2^10] and polynomial degree d in
-    [1, 20] (searched as a real, added as an integer). Defaults: C = 1 (the paper), lam = 1, t = 4 (the paper: 3-fold CV)."""
+    [1, 20] (searched as a real, added as an integer), on standardised features (`standardize=False`: the raw
+    features, the paper's setting). `kernels`: kernels to start from (None: one random kernel of the families, the
+    paper's Algorithm 2). Defaults: C = 1 (the paper), lam = 1, t = 4 (the paper: 3-fold CV)."""
 
-    def __init__(self, lam=1.0, t=4, C=1.0, families=("gaussian", "polynomial"), tau_range=(2.0 ** -10, 2.0 ** 10),
-                 degree_range=(1, 20), tol=1e-3, max_outer=30, random_state=0):
+    def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, families=("gaussian", "polynomial"),
+                 tau_range=(2.0 ** -10, 2.0 ** 10), degree_range=(1, 20), standardize=True, tol=1e-3, max_outer=30,
+                 random_state=0):
+        self.kernels = kernels
+        self.standardize = standardize
         self.lam = lam
         self.t = t
         self.C = C
@@ -852,11 +891,14 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
 
 
 class IFKLRegressor(RegressorMixin, _IFKLBase):
-    "IFKL with the epsilon-SVR dual (epsilon = 0.1); otherwise as `IFKLClassifier`."
+    "IFKL with the epsilon-SVR dual (epsilon = 0.1 target standard deviations); otherwise as `IFKLClassifier`."
     _task = "regression"
 
-    def __init__(self, lam=1.0, t=4, C=1.0, epsilon=0.1, families=("gaussian", "polynomial"),
-                 tau_range=(2.0 ** -10, 2.0 ** 10), degree_range=(1, 20), tol=1e-3, max_outer=30, random_state=0):
+    def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, epsilon=0.1, families=("gaussian", "polynomial"),
+                 tau_range=(2.0 ** -10, 2.0 ** 10), degree_range=(1, 20), standardize=True, tol=1e-3, max_outer=30,
+                 random_state=0):
+        self.kernels = kernels
+        self.standardize = standardize
         self.lam = lam
         self.t = t
         self.C = C

@@ -17,7 +17,8 @@ from .baselines import L1MKL, UniformMKL
 from .data import load_dataset, subsample
 from .kernels import KernelBank, center
 from .pep import PEP_DEGREES, PEP_TAUS, empirical_pep, fkl, fkl_path, ifkl, pep_bank, polynomial_scale
-from .protocol import RandomSplits, corrected_ttest, markdown_table, paired_ttest, reproduction, save_json
+from .protocol import (RandomSplits, corrected_ttest, markdown_table, paired_ttest, progress_bar, reproduction,
+                       save_json)
 from .solvers import svm_dual
 
 # %% auto #0
@@ -165,7 +166,8 @@ def run_split(X, y, stack: FullStack, train, test, inner, lams=LAMBDAS, ts=TS, C
         out["IFKL_status"], out["IFKL_params"] = ri.status, ri.params
         out["IFKL_surrogate"] = ri.surrogate_violation
     # baselines at C = 1 on the same kernel functions, in their own normalisation (centered, trace): not FKL's matrices
-    base = {"CABMKL (linear)": AlignMKL(stack.kernels, method="linear", estimator=SVC(kernel="precomputed", C=C)),
+    base = {"CABMKL (linear)": AlignMKL(stack.kernels, method="linear", estimator=SVC(kernel="precomputed", C=C),
+                                        psd="allow"),      # as CABMKL: the SVM runs on the combination even if indefinite
             "CABMKL (conic)": AlignMKL(stack.kernels, method="alignf", estimator=SVC(kernel="precomputed", C=C)),
             "SimpleMKL": L1MKL(stack.kernels, C=C),
             "uniform": UniformMKL(stack.kernels, estimator=SVC(kernel="precomputed", C=C))}
@@ -182,12 +184,11 @@ def run_split(X, y, stack: FullStack, train, test, inner, lams=LAMBDAS, ts=TS, C
 def run_table1(name: str, n_splits: int = 30, quick: bool = False, lams=LAMBDAS, ts=TS, with_ifkl=True,
                progress: bool = True, random_state=0) -> dict:
     "Table 1 for one data set: per-split accuracies of every method (dict of arrays) and the run's metadata."
-    from tqdm.auto import tqdm
     X, y = load_pep_set(name, quick)
     stack = FullStack(X)
     proto = RandomSplits(n_splits=n_splits, test_size=0.5, inner_cv=3, random_state=random_state)
     rows = []
-    for s, sp in enumerate(tqdm(proto.splits(X, y), desc=name, disable=not progress, leave=False)):
+    for s, sp in enumerate(progress_bar(proto.splits(X, y), desc=name, enable=progress)):
         inner = proto.inner_folds(y[sp.train], seed=s)
         rows.append(run_split(X, y, stack, sp.train, sp.test, inner, lams, ts, with_ifkl=with_ifkl))
     keys = rows[0].keys()

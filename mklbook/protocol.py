@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -26,9 +27,9 @@ __all__ = ["Split", "RotatingFolds", "RandomSplits", "METRICS", "Evaluation", "e
            "reproduction", "REPRODUCTIONS"]
 
 # %% auto #0
-__all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'paired_ttest',
-           'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json', 'save_figure',
-           'reproduction', 'reproduce_protocol']
+__all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'progress_bar',
+           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json',
+           'save_figure', 'reproduction', 'reproduce_protocol']
 
 # %% ../nbs/03_protocol.ipynb #aeea9f81
 class Split(NamedTuple):
@@ -313,6 +314,28 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
     return ev
 
 
+def _bars_render() -> bool:
+    """Whether a progress bar can render here: in a terminal, or in a Jupyter kernel that has `ipywidgets`. Elsewhere
+    (a log file, CI, a notebook executed for the book) a bar is carriage-return noise or tqdm's "IProgress not found"."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None and "IPKernelApp" in getattr(shell, "config", {}):
+        try:
+            import ipywidgets  # noqa: F401
+            return True
+        except ImportError:
+            return False
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def progress_bar(iterable=None, total=None, desc=None, enable: bool = True, leave: bool = False):
+    "`tqdm.auto.tqdm`, switched off unless `enable` and the output can render it (see `_bars_render`)."
+    return tqdm(iterable, total=total, desc=desc, disable=not (enable and _bars_render()), leave=leave)
+
+
 def _run(job, tasks, n_jobs, progress, desc):
     "Run independent tasks through joblib (any backend), in order, with a progress bar."
     if not tasks:
@@ -321,7 +344,7 @@ def _run(job, tasks, n_jobs, progress, desc):
         it = (job(t) for t in tasks)
     else:
         it = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(job)(t) for t in tasks)
-    return list(tqdm(it, total=len(tasks), desc=desc, disable=not progress, leave=False))
+    return list(progress_bar(it, total=len(tasks), desc=desc, enable=progress))
 
 # %% ../nbs/03_protocol.ipynb #8921e974
 def paired_ttest(a, b, alternative: str = "less", alpha: float = 0.05):

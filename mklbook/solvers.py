@@ -17,13 +17,14 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, SVR
 
-from .kernels import check_array_2d, check_binary_labels, check_multiclass_labels, check_stack
+from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int, check_multiclass_labels, check_positive,
+                      check_psd, check_stack)
 
 # %% auto #0
-__all__ = ['SolverError', 'SolverResult', 'apply_certificate', 'check_positive', 'KernelExpansionResult', 'SVMResult',
-           'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath',
-           'kernel_ridge_path', 'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult',
-           'solve_lp', 'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
+__all__ = ['SolverError', 'SolverResult', 'apply_certificate', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual',
+           'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path',
+           'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp',
+           'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -45,7 +46,7 @@ def _fmt(v) -> str:
 class SolverResult:
     "A solver's answer and its optimality certificate: `status == 'optimal'` exactly when `gap <= tol`."
     objective: float = np.nan  # optimal value (the dual value for the dual solvers)
-    status: str = "unknown"    # 'optimal' | 'inaccurate' | 'max_iter' | 'infeasible' | 'unbounded' | 'error'
+    status: str = "unknown"    # 'optimal' | 'stationary point' | 'inaccurate' | 'max_iter' | 'infeasible' | 'unbounded' | 'error'
     gap: float = np.inf        # relative duality gap or KKT residual (>= 0) that certifies `objective`
     n_iter: int = 0            # iterations of the underlying method
     tol: float = np.nan        # the tolerance `gap` was compared with
@@ -55,8 +56,8 @@ class SolverResult:
 
     @property
     def converged(self) -> bool:
-        "Whether the certificate met the requested tolerance."
-        return self.status == "optimal"
+        "Whether the certificate met the requested tolerance (a global optimum, or a KKT point of an accepted non-convex problem)."
+        return self.status in ("optimal", "stationary point")
 
     def check(self, tol: float | None = None):
         "Return `self` if `gap <= tol` (default: the solve's `tol`) and a solution exists; else raise `SolverError`."
@@ -69,8 +70,9 @@ class SolverResult:
         return self
 
     def warn_if_not_optimal(self, stacklevel: int = 2):
-        "Issue a `ConvergenceWarning` naming the status and gap unless the status is 'optimal'; return `self`."
-        if self.status != "optimal":
+        """Issue a `ConvergenceWarning` naming the status and gap unless the certificate met its tolerance; return `self`.
+        (A "stationary point" was asked for with `psd='allow'`: it is not warned about.)"""
+        if not self.converged:
             warnings.warn(ConvergenceWarning(
                 f"{self.solver or type(self).__name__} stopped with status {self.status!r} (gap {self.gap:.2e}, "
                 f"tol {self.tol:.1e}, {self.n_iter} iterations). {self.message}".strip()), stacklevel=stacklevel)
@@ -86,21 +88,29 @@ class SolverResult:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-def apply_certificate(res: SolverResult, gap: float, tol: float, t0: float, warn: bool, fail_status: str = "inaccurate"
-            ) -> SolverResult:
-    "Fill in the certificate and the status it implies; warn (at the caller of the solver) when not optimal."
+_STATIONARY = ("the kernel is indefinite (accepted with psd='allow'): the problem is not convex, and the certificate "
+               "proves a KKT point, not a global optimum.")
+
+
+def apply_certificate(res: SolverResult, gap: float, tol: float, t0: float, warn: bool, fail_status: str = "inaccurate",
+                      indefinite: bool = False) -> SolverResult:
+    """Fill in the certificate and the status it implies ("stationary point" instead of "optimal" for an indefinite
+    problem accepted with `psd='allow'`); warn (at the caller of the solver) when the certificate misses `tol`."""
     res.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
     res.tol = float(tol)
     if res.status not in _FAILED:
-        res.status = "optimal" if res.gap <= tol else fail_status
+        res.status = ("stationary point" if indefinite else "optimal") if res.gap <= tol else fail_status
+        if indefinite:
+            res.message = (_STATIONARY + " " + res.message).strip()
     res.time = time.perf_counter() - t0
     if warn:                                # frames: warn_if_not_optimal, apply_certificate, the solver, its caller
         res.warn_if_not_optimal(stacklevel=4)
     return res
 
 # %% ../nbs/01_solvers.ipynb #b32774d2
-def _check_kernel(K, name: str = "K", psd: bool = False) -> np.ndarray:
-    "One symmetric, finite, float64 training kernel matrix `(m, m)` (never a copy the caller could see modified)."
+def _check_kernel(K, name: str = "K", psd: str = "check") -> tuple[np.ndarray, bool]:
+    """One symmetric, finite, float64 training kernel matrix `(m, m)` (never a copy the caller could see modified) and
+    whether it is indefinite (only with `psd='allow'`; `'check'` refuses it, `'assume'` skips the test)."""
     if sp.issparse(K):
         raise TypeError(f"{name} is a sparse matrix; kernel solvers take a dense (m, m) array (use {name}.toarray()).")
     K = np.asarray(K)
@@ -112,7 +122,8 @@ def _check_kernel(K, name: str = "K", psd: bool = False) -> np.ndarray:
                          "A test kernel (n, m) goes to the result's decision_function.")
     if K.shape[0] < 2:
         raise ValueError(f"{name} has {K.shape[0]} training point(s); at least 2 are needed.")
-    return check_stack(K, name=name, symmetric=True, psd=psd)[0]
+    K = check_stack(K, name=name, symmetric=True)
+    return K[0], bool(check_psd(K, psd, name))
 
 
 def _check_test_kernel(K_test, m: int, name: str = "K_test") -> np.ndarray:
@@ -123,14 +134,6 @@ def _check_test_kernel(K_test, m: int, name: str = "K_test") -> np.ndarray:
     if K_test.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (n, m) test kernel; got shape {K_test.shape}.")
     return check_stack(K_test, name=name, square=False, m=m)[0]
-
-
-def check_positive(value, name: str, allow_zero: bool = False) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite number; "
-                         f"got {value!r}.")
-    return float(value)
 
 
 def _check_C(C, m: int, name: str = "C") -> np.ndarray:
@@ -156,7 +159,7 @@ def _check_targets(y, m: int, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} must be 1-D (n_samples,); got shape {y.shape}. "
                          "For several targets, call once per column.")
     if y.shape[0] != m:
-        raise ValueError(f"{name} has {y.shape[0]} values but K has {m} rows; give one target per training point.")
+        raise ValueError(f"{name} has {y.shape[0]} targets but K has {m} rows; give one target per training point.")
     if y.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric; got dtype {y.dtype}.")
     return check_array_2d(y.reshape(-1, 1), name)[:, 0]
@@ -367,8 +370,8 @@ def _libsvm_certified(make_est, Kfit, y_fit, weights, certify, bps, slopes, tol)
     return best, n_iter, hit_max, gap_of(best)
 
 
-_INDEFINITE = ("the quadratic term is negative, so K is indefinite: the dual is not concave and the certificate "
-               "proves a KKT point, not a global optimum; use a PSD kernel (check_psd=True refuses others).")
+_INDEFINITE = ("the quadratic term is negative, so K is indefinite: the dual is not concave; use a PSD kernel "
+               "(psd='check' refuses others).")
 
 
 def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
@@ -377,14 +380,14 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
              tol:float=1e-8,     # required relative duality gap (P - D) / max(1, |P|)
              loss:str="hinge",   # "hinge" (L1-SVM) or "squared_hinge" (L2-SVM: hard margin on K + I/(2C))
              max_iter:int=-1,    # libsvm iteration limit (-1: none)
-             check_psd:bool=False, # refuse an indefinite K (one eigendecomposition, O(m^3))
+             psd:str="check",    # "check": refuse an indefinite K (one Cholesky); "assume": skip; "allow": a stationary point
              warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
             ) -> SVMResult:
     """Binary SVM dual on a precomputed kernel: `max 1'a - a'Qa/2, Q = (y y') * K, 0 <= a <= C, y'a = 0`.
 
     libsvm finds the support, an active-set polish makes it exact, and the duality gap is recomputed here."""
     t0 = time.perf_counter()
-    K = _check_kernel(K, psd=check_psd)
+    K, indefinite = _check_kernel(K, psd=psd)
     m = K.shape[0]
     y_pm, classes = check_binary_labels(y, m)
     Cv = _check_C(C, m)
@@ -406,7 +409,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
     if gap > tol:
         res.message = _INDEFINITE if quad < -1e-12 * max(1.0, abs(dual)) else (
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
-    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite)
 
 
 def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
@@ -415,12 +418,12 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
              epsilon:float=0.1,  # half-width of the insensitive tube
              tol:float=1e-8,     # required relative duality gap
              max_iter:int=-1,    # libsvm iteration limit (-1: none)
-             check_psd:bool=False, # refuse an indefinite K
+             psd:str="check",    # "check": refuse an indefinite K; "assume": skip the test; "allow": a stationary point
              warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
             ) -> SVRResult:
     "epsilon-SVR dual: `max y'b - epsilon |b|_1 - b'Kb/2` s.t. `|b_i| <= C, 1'b = 0`; `f = K b + bias`."
     t0 = time.perf_counter()
-    K = _check_kernel(K, psd=check_psd)
+    K, indefinite = _check_kernel(K, psd=psd)
     m = K.shape[0]
     y = _check_targets(y, m)
     Cv = _check_C(C, m)
@@ -435,7 +438,7 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
     if gap > tol:
         res.message = _INDEFINITE if quad < -1e-12 * max(1.0, abs(dual)) else (
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
-    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite)
 
 # %% ../nbs/01_solvers.ipynb #89515718
 @dataclass(repr=False, eq=False)
@@ -459,10 +462,10 @@ def _krr_residual(K, y, alpha, bias, lam, fit_intercept) -> float:
     return float(np.sqrt(res) / max(np.linalg.norm(y), np.finfo(float).tiny))
 
 
-def _krr_inputs(K, y, tol):
-    "Validated `(K, y, tol)` for the ridge solvers."
-    K = _check_kernel(K)
-    return K, _check_targets(y, K.shape[0]), check_positive(tol, "tol")
+def _krr_inputs(K, y, tol, psd):
+    "Validated `(K, y, tol, indefinite)` for the ridge solvers."
+    K, indefinite = _check_kernel(K, psd=psd)
+    return K, _check_targets(y, K.shape[0]), check_positive(tol, "tol"), indefinite
 
 
 def _krr_combine(sol, fit_intercept):
@@ -479,11 +482,12 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
                  lam:float,           # ridge parameter lambda > 0
                  fit_intercept:bool=False, # also fit an unpenalised bias b
                  tol:float=1e-8,      # required relative residual of the linear system
+                 psd:str="check",     # "check": refuse an indefinite K; "assume": skip the test; "allow": a stationary point
                  warn:bool=True,      # ConvergenceWarning when the residual misses `tol`
                 ) -> KernelRidgeResult:
     "Kernel ridge regression `min ||y - K a - b||^2 + lam a'Ka`: `a = (K + lam I)^{-1} (y - b 1)` by Cholesky."
     t0 = time.perf_counter()
-    K, y, tol = _krr_inputs(K, y, tol)
+    K, y, tol, indefinite = _krr_inputs(K, y, tol, psd)
     m, lam = K.shape[0], check_positive(lam, "lam")
     A = K + lam * np.eye(m)
     try:
@@ -508,7 +512,7 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
     gap = _krr_residual(K, y, alpha, bias, lam, fit_intercept)
     if gap > tol:
         res.message = "K + lam I is too ill-conditioned for this tolerance; raise lam."
-    return apply_certificate(res, gap, tol, t0, warn)
+    return apply_certificate(res, gap, tol, t0, warn, indefinite=indefinite)
 
 # %% ../nbs/01_solvers.ipynb #ef203ecd
 @dataclass(repr=False, eq=False)
@@ -541,11 +545,12 @@ def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetr
                       lams,             # ridge parameters, each > 0
                       fit_intercept:bool=False, # also fit an unpenalised bias
                       tol:float=1e-8,   # required relative residual for every lambda
+                      psd:str="check",  # "check": refuse an indefinite K; "assume": skip the test; "allow": a stationary point
                       warn:bool=True,   # ConvergenceWarning when a residual misses `tol`
                      ) -> KernelRidgePath:
     "Kernel ridge for many `lam` from `K = V diag(d) V'`: `alpha = V diag(1/(d + lam)) V'(y - b 1)`, plus exact LOO."
     t0 = time.perf_counter()
-    K, y, tol = _krr_inputs(K, y, tol)
+    K, y, tol, indefinite = _krr_inputs(K, y, tol, psd)
     m = K.shape[0]
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
     if lams.ndim != 1 or lams.size == 0 or not np.isfinite(lams).all() or (lams <= 0).any():
@@ -579,7 +584,7 @@ def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetr
     gap = float(gaps.max())
     if gap > tol:
         res.message = f"the smallest lambdas ({lams[gaps > tol].tolist()}) leave K + lam I too ill-conditioned."
-    return apply_certificate(res, gap, tol, t0, warn)
+    return apply_certificate(res, gap, tol, t0, warn, indefinite=indefinite)
 
 # %% ../nbs/01_solvers.ipynb #040aa007
 @dataclass(repr=False, eq=False)
@@ -807,12 +812,16 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
                         tau0=None,       # (m, c) feasible warm start (e.g. the previous solution in an outer loop)
                         working_set:int=16, # examples updated between two gradient refreshes
                         fallback:bool=True, # interior point on a low-rank factor when affordable (see the text)
+                        psd:str="check", # "check": refuse an indefinite K (one Cholesky); "assume": skip the test
                         warn:bool=True,  # ConvergenceWarning when the certificate misses `tol`
                        ) -> CrammerSingerResult:
     """Crammer–Singer multi-class SVM dual (no bias): `max sum_i tau_{i,y_i} - 1/2 sum_ij K_ij tau_i'tau_j`
     s.t. `tau_i <= C e_{y_i}`, `1'tau_i = 0`, by a sequential dual method with face-Newton polishing."""
     t0 = time.perf_counter()
-    K = _check_kernel(K)
+    if psd == "allow":
+        raise ValueError("crammer_singer_dual's coordinate method needs a PSD kernel (its per-example subproblems are "
+                         "concave only then): psd='allow' is not available; use 'check' or 'assume'.")
+    K, _ = _check_kernel(K, psd=psd)
     m = K.shape[0]
     codes, classes = check_multiclass_labels(y, m)
     C = check_positive(C, "C")

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from .kernels import check_binary_labels, check_stack
+from .kernels import check_binary_labels, check_int, check_positive, check_psd, check_stack
 from .solvers import SolverResult
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
@@ -26,9 +26,10 @@ __all__ = ['VCMKLProblem', 'make_problem', 'hinge_losses', 'lmo', 'opt1_objectiv
            'solve_vcmkl', 'VCMKLClassifier', 'veto_consensus', 'rademacher_mc', 'kernel_rademacher_bound']
 
 # %% auto #0
-__all__ = ['veto_consensus', 'rademacher_mc', 'kernel_rademacher_bound', 'VCMKLProblem', 'make_problem', 'hinge_losses', 'lmo',
-           'opt1_objective', 'project_lambda', 'kmeans_lambda', 'primal_value', 'CriticalRegion', 'pddp_bounds',
-           'InnerSolution', 'solve_inner', 'VCMKLResult', 'result_from_primal', 'solve_vcmkl', 'VCMKLClassifier']
+__all__ = ['PAPER_TABLE1', 'veto_consensus', 'rademacher_mc', 'kernel_rademacher_bound', 'VCMKLProblem', 'largest_nu',
+           'make_problem', 'hinge_losses', 'lmo', 'opt1_objective', 'project_lambda', 'kmeans_lambda', 'primal_value',
+           'CriticalRegion', 'pddp_bounds', 'InnerSolution', 'solve_inner', 'VCMKLResult', 'result_from_primal',
+           'solve_vcmkl', 'VCMKLClassifier']
 
 # %% ../nbs/50_vcmkl.ipynb #33a00427
 def veto_consensus(F):
@@ -92,9 +93,31 @@ class VCMKLProblem:
         return np.floor(self.nu * self.l / (2.0 * (1.0 - self.gamma))) + 1.0
 
 
-def make_problem(Ks, y, nu=0.02, gamma=None) -> VCMKLProblem:
-    "Validate `(Ks, y, nu, gamma)` and factor every base kernel; `gamma=None` means `|I-|/l` (the paper's Table 1)."
+def largest_nu(y, M: int, gamma=None) -> float:
+    """The largest common `nu_m = nu` for which OPT1's Dual is feasible (Proposition 2 and the subgroup sizes): `nu <=
+    2 gamma |I+| / (l M)` and `M (floor(nu l / (2(1 - gamma))) + 1) <= |I-|`; `gamma=None` means `|I-|/l`."""
+    y_pm, _ = check_binary_labels(y)
+    l, npos = y_pm.size, int((y_pm > 0).sum())
+    nneg = l - npos
+    M = check_int(M, "M")
+    gamma = nneg / l if gamma is None else gamma
+    if not (isinstance(gamma, numbers.Real) and 0 < gamma < 1):
+        raise ValueError(f"gamma must be a number in (0, 1); got {gamma!r}.")
+    if nneg < M:
+        raise ValueError(f"{M} rules need at least {M} negatives (one per hidden subgroup); y has {nneg}.")
+    by_dual = 2 * gamma * npos / (l * M)
+    by_groups = 2 * (1 - gamma) * (nneg // M) / l * (1 - 1e-9)       # floor(v) + 1 <= |I-|/M  <=>  v < floor(|I-|/M)
+    return float(min(by_dual, by_groups))
+
+
+def make_problem(Ks, y, nu=0.02, gamma=None, psd: str = "check") -> VCMKLProblem:
+    """Validate `(Ks, y, nu, gamma)` and factor every base kernel; `gamma=None` means `|I-|/l` (the paper's Table 1).
+    psd: "check" refuses kernels that are not PSD (they have no feature map `Phi`), "assume" skips the test."""
+    if psd == "allow":
+        raise ValueError("VCMKL factors each kernel as Phi Phi^T, which needs PSD kernels: psd='allow' is not "
+                         "available; use psd='check' or 'assume'.")
     Ks = check_stack(Ks, name="Ks", symmetric=True)
+    check_psd(Ks, psd)
     M, l = Ks.shape[0], Ks.shape[1]
     y_pm, classes = check_binary_labels(y, l)
     npos, nneg = int((y_pm > 0).sum()), int((y_pm < 0).sum())
@@ -463,11 +486,18 @@ class VCMKLResult(SolverResult):
     n_hits: int = 0                    # PDDP: iterations answered from a cached critical region (no QP)
     history: dict | None = None        # per-iteration traces (objective, grad_norm, lam, ...)
     idle: np.ndarray | None = None     # (M,) idle rules: w_m = 0 (the trivial nu-SVM solution), f_m = b_m constant
+    norms: np.ndarray | None = None    # (M,) RKHS norms ||w_m|| of the rules
 
     def decision_function(self, K_test, drop_idle: bool = False):
         """`g(x) = min_m f_m(x)` for a test stack `(M, n, l)`; `drop_idle=True` takes the min over the active rules only
         (all of them when every rule is idle), a post-hoc choice that leaves OPT1's optimum (see the estimator)."""
-        K_test = np.asarray(K_test, dtype=np.float64)
+        if self.coef is None:
+            raise ValueError(f"no solution to evaluate (status {self.status!r}).")
+        l, M = self.coef.shape
+        K_test = check_stack(K_test, "K_test", square=False, m=l)
+        if K_test.shape[0] != M:
+            raise ValueError(f"K_test holds {K_test.shape[0]} kernels but the model has {M} rules; give a test stack "
+                             f"(M, n, l) = ({M}, n, {l}) against the training points.")
         F = np.einsum("mnl,lm->nm", K_test, self.coef) + self.b
         if drop_idle and self.idle is not None and self.idle.any() and not self.idle.all():
             F = F[:, ~self.idle]
@@ -508,6 +538,7 @@ def _finish_fit(prob, res, W, b, rho):
     for m in np.flatnonzero(res.idle):
         b[m] = _idle_offset(prob, res.lam, W, b, rho, m)
     res.coef = np.column_stack([prob.back[m] @ W[m] for m in range(prob.M)])
+    res.norms = np.array([np.linalg.norm(w) for w in W])
     res.b, res.rho = np.asarray(b, float), np.asarray(rho, float)
     res.objective = opt1_objective(prob, W, b, rho)
     return res
@@ -734,6 +765,7 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
                 random_state=0,
                 warn=True,
                 seeds=(),           # pddp only: also start phase 2 from these methods' end points ("sgd", "cccp")
+                psd="check",        # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
                ) -> VCMKLResult:
     """Veto-consensus MKL: `min OPT1 = 1/2 sum ||w_m||^2 - sum nu_m rho_m + c+ sum_I+ max_m xi_im + c- sum_I- min_Lambda xi`
     with `xi_im = [rho_m - y_i f_m(x_i)]_+`, by PDDP or a local method; `.objective` is OPT1 at the returned `(w, b, rho)`."""
@@ -741,11 +773,12 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
     t0 = time.perf_counter()
     if solver not in _SOLVERS:
         raise ValueError(f"solver must be one of {sorted(_SOLVERS)}; got {solver!r}.")
+    tol, max_iter = check_positive(tol, "tol"), check_int(max_iter, "max_iter")
     seeds = tuple(seeds or ())
     if seeds and (solver != "pddp" or not set(seeds) <= set(_SEEDS) or len(set(seeds)) < len(seeds)):
         raise ValueError(f"seeds are extra starts for solver='pddp' only, each of {sorted(_SEEDS)} at most once; got "
                          f"seeds={seeds!r} with solver={solver!r}.")
-    prob = make_problem(Ks, y, nu, gamma)
+    prob = make_problem(Ks, y, nu, gamma, psd)
     with threadpool_limits(1):
         if lam0 is None:
             lam0 = kmeans_lambda(prob, random_state=random_state)
@@ -782,15 +815,21 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
     return res
 
 # %% ../nbs/50_vcmkl.ipynb #3a767a05
+PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, solver="pddp")   # paper 003's Table 1 setting (pima)
+
+
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     """Veto-consensus MKL: `g(x) = min_m f_m(x)` with one base kernel per hidden subgroup of the negative class.
 
-    Default: the paper's Table 1 setting, M = 5 linear kernels, nu_m = 0.02, gamma = |I-|/l, PDDP."""
+    Defaults (see the estimators chapter): M = 3 linear rules on standardised features, `nu="auto"` (the fraction
+    `f in nu_grid` of the largest feasible nu, `largest_nu`, chosen by 3-fold stratified cross-validation on the
+    training set), gamma = |I-|/l, the alternating-minimisation solver. The paper's Table 1 setting is
+    `kernels=[Linear()] * 5, nu=0.02, solver="pddp"`. `weights_[m]` is rule m's share of `sum_m ||w_m||^2`."""
 
-    def __init__(self, kernels=None, nu=0.02, gamma=None, solver="pddp", max_iter=100, tol=1e-4, random_state=0,
-                 idle_rules="veto", seeds=()):
-        self.kernels = kernels          # list of M kernels (None: 5 x Linear())
-        self.nu = nu
+    def __init__(self, kernels=None, nu="auto", gamma=None, solver="am", max_iter=100, tol=1e-4, random_state=0,
+                 idle_rules="veto", seeds=(), nu_grid=(0.1, 0.3, 0.5, 0.8)):
+        self.kernels = kernels          # list of M kernels (None: 3 x Linear(standardize=True))
+        self.nu = nu                    # a number, one per rule, or "auto"
         self.gamma = gamma
         self.solver = solver
         self.max_iter = max_iter
@@ -798,9 +837,10 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.idle_rules = idle_rules    # "veto": OPT1's optimum (an idle rule's b_m <= 0 vetoes); "drop": ignore idle rules
         self.seeds = seeds              # PDDP multi-start: also descend from these methods' end points ("sgd", "cccp")
+        self.nu_grid = nu_grid          # fractions of the largest feasible nu tried by nu="auto"
 
     def _kernel_list(self):
-        return [Linear() for _ in range(5)] if self.kernels is None else list(self.kernels)
+        return [Linear(standardize=True) for _ in range(3)] if self.kernels is None else list(self.kernels)
 
     def fit(self, X, y):
         "Build the stack `K_m(X, X)` and solve OPT1; `classes_[1]` is the +1 (consensus) class."
@@ -817,18 +857,50 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
                              "Recode y into the consensus class (+1) and the rest (-1).")
         self.bank_ = KernelBank(self._kernel_list())
         Ks = self.bank_.fit_transform(X)
+        bad = [repr(k) for k in self.bank_.kernels_ if not k.is_psd]
+        if bad:
+            raise ValueError(f"VCMKLClassifier needs PSD kernels (each rule is a nu-SVM in its kernel's feature space); "
+                             f"{', '.join(bad)} is not PSD. Remove it.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
-        self.result_ = solve_vcmkl(Ks, y_pm, self.nu, self.gamma, self.solver, max_iter=self.max_iter, tol=self.tol,
-                                   random_state=self.random_state, warn=False, seeds=self.seeds)
+        self.nu_ = self._select_nu(Ks, y_pm) if isinstance(self.nu, str) and self.nu == "auto" else self.nu
+        self.result_ = self._solve(Ks, y_pm, self.nu_)
         self.n_iter_ = self.result_.n_iter
+        sq = self.result_.norms ** 2
+        self.weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
         if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
             idle = np.flatnonzero(self.result_.idle).tolist()
             what = ("they are left out of the veto (idle_rules='drop')" if self.idle_rules == "drop" and
                     not self.result_.idle.all() else "an idle rule is a constant, and with b_m <= 0 it vetoes every sample")
             warnings.warn(f"VCMKLClassifier: rule(s) {idle} of {len(self.result_.idle)} are idle (w_m = 0, the trivial "
-                          f"nu-SVM solution) at nu = {self.nu}; {what}. Raise nu, use a richer kernel, or set "
+                          f"nu-SVM solution) at nu = {self.nu_}; {what}. Raise nu, use a richer kernel, or set "
                           "idle_rules='drop' to predict with the active rules.", UserWarning, stacklevel=2)
         return self
+
+    def _solve(self, Ks, y_pm, nu):
+        return solve_vcmkl(Ks, y_pm, nu, self.gamma, self.solver, max_iter=self.max_iter, tol=self.tol,
+                           random_state=self.random_state, warn=False, seeds=self.seeds, psd="assume")
+
+    def _select_nu(self, Ks, y_pm) -> float:
+        "`f * largest_nu` with `f` from `nu_grid` chosen by 3-fold stratified CV accuracy (ties: the larger f)."
+        from sklearn.model_selection import StratifiedKFold
+        grid = np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64))
+        if grid.ndim != 1 or grid.size == 0 or not ((grid > 0) & (grid <= 1)).all():
+            raise ValueError(f"nu_grid must hold fractions in (0, 1] of the largest feasible nu; got {self.nu_grid!r}.")
+        M = Ks.shape[0]
+        folds = StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(np.zeros(len(y_pm)), y_pm)
+        scores = np.zeros(grid.size)
+        for tr, va in folds:
+            K_tr, K_va = Ks[:, tr][:, :, tr], Ks[:, va][:, :, tr]
+            top = largest_nu(y_pm[tr], M, self.gamma)
+            for i, f in enumerate(grid):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = self._solve(K_tr, y_pm[tr], f * top)
+                g = r.decision_function(K_va, drop_idle=self.idle_rules == "drop")
+                scores[i] += np.mean(np.where(g > 0, 1.0, -1.0) == y_pm[va]) / 3
+        self.cv_scores_ = dict(zip(grid.tolist(), scores.tolist()))
+        best = grid[np.flatnonzero(scores >= scores.max() - 1e-12).max()]
+        return float(best * largest_nu(y_pm, M, self.gamma))
 
     def decision_function(self, X):
         "`min_m f_m(x)` (over the active rules with `idle_rules='drop'`): positive exactly when every rule accepts."

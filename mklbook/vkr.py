@@ -17,7 +17,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .kernels import Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_stack, polynomial_bank
+from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
+                      check_positive, check_stack, kernel_list, polynomial_bank)
 from .solvers import SolverResult, solve_lp
 
 __all__ = ["RademacherEstimate", "rademacher_mc", "rademacher_expected", "trace_bound", "pseudo_dimension",
@@ -176,13 +177,6 @@ def _check_kappa(kappa, p) -> np.ndarray:
     return k
 
 
-def _check_int(v, name, low):
-    "An integer >= low (bools rejected), or a clear error."
-    if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {v!r}.")
-    return int(v)
-
-
 def pseudo_dimension(degree, n_features) -> np.ndarray:
     "`d_k = C(N + k, k)`, the dimension of the feature space of a degree-k polynomial kernel on R^N (Eq. (4))."
     k = np.asarray(degree, dtype=np.float64)
@@ -209,7 +203,7 @@ def gaussian_bound(gammas,            # (p,) Gaussian widths
                    ) -> np.ndarray:
     "Lemma 5: `gamma R_hat_S(D)`; corrected (Lemma 5'): `gamma R_hat_S(D) + 1/sqrt(m)`."
     g = np.asarray(gammas, dtype=np.float64)
-    m = _check_int(m, "m (the sample size)", 1)
+    m = check_int(m, "m (the sample size)", 1)
     if not (np.isfinite(dist_complexity) and dist_complexity >= 0):
         raise ValueError(f"dist_complexity must be a finite Rademacher complexity >= 0; got {dist_complexity!r}.")
     return g * float(dist_complexity) + (1.0 / math.sqrt(m) if corrected else 0.0)
@@ -218,7 +212,7 @@ def gaussian_bound(gammas,            # (p,) Gaussian widths
 def sigmoid_bound(a, b, lin_complexity, m: int, corrected: bool = True) -> np.ndarray:
     "Lemma 6: `4|a| R_hat_S(L)`; corrected (Lemma 6'): `2|a| R_hat_S(L) + |tanh b|/sqrt(m)` (`|a| R_hat_S(L)` when b = 0)."
     a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
-    m = _check_int(m, "m (the sample size)", 1)
+    m = check_int(m, "m (the sample size)", 1)
     if not (np.isfinite(lin_complexity) and lin_complexity >= 0):
         raise ValueError(f"lin_complexity must be a finite Rademacher complexity >= 0; got {lin_complexity!r}.")
     if not corrected:
@@ -569,14 +563,11 @@ def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K
     Ks = check_stack(Ks)
     p, m, _ = Ks.shape
     y_pm, classes = check_binary_labels(y, m)
-    for name, v in (("lam", lam), ("beta", beta), ("tol", tol)):
-        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not np.isfinite(v) or v < 0:
-            raise ValueError(f"{name} must be a non-negative finite number; got {v!r}.")
-    if tol <= 0:
-        raise ValueError("tol must be positive.")
-    max_rounds = _check_int(max_rounds, "max_rounds (working-set LP rounds)", 1)
+    lam, beta = check_positive(lam, "lam", allow_zero=True), check_positive(beta, "beta", allow_zero=True)
+    tol = check_positive(tol, "tol")
+    max_rounds = check_int(max_rounds, "max_rounds (working-set LP rounds)", 1)
     if cd_rounds is not None:
-        cd_rounds = _check_int(cd_rounds, "cd_rounds (coordinate-descent rounds; None: 2m)", 0)
+        cd_rounds = check_int(cd_rounds, "cd_rounds (coordinate-descent rounds; None: 2m)", 0)
     r = np.asarray(penalties, dtype=np.float64)
     r = np.full(p, float(r)) if r.ndim == 0 else r
     if r.shape != (p,) or not np.isfinite(r).all() or (r < 0).any():
@@ -682,13 +673,32 @@ def _highs_class():
         return None
 
 
+def _new_highs(Highs):
+    """A HiGHS object, without the banner the C++ library prints on the process's standard output (file descriptor 1,
+    whatever Python's `sys.stdout` is) when the first one is built."""
+    import os
+    import sys
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:                                  # no descriptor 1: nowhere for the banner to go
+        return Highs()
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 class _WarmLP:
     "The LP of Section 5 on a growing set of atoms, kept in one HiGHS model: costs change, columns are added, the basis stays."
 
     def __init__(self, Ks, y, Highs):
         self.Ks, self.y = Ks, y
         m = y.size
-        self.h = Highs()
+        self.h = _new_highs(Highs)
         self.feas = 1e-9
         for k, v in (("output_flag", False), ("simplex_strategy", 4),          # primal simplex: the old basis stays feasible
                      ("primal_feasibility_tolerance", self.feas), ("dual_feasibility_tolerance", self.feas)):
@@ -865,11 +875,13 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
 
     No offset: `f(x) = sum_{k,j} alpha_kj y_j K_k(x, x_j)`, as in the paper's Eq. (1). `n_support_` is the number of
     non-zero atoms (k, j), `n_support_points_` the number of distinct training points x_j they use; prediction touches
-    only those atoms. With `scale_inputs=True` inputs are divided by `input_scale_`, so a Gaussian of width gamma acts as
-    `exp(-gamma/input_scale_^2 |x - x'|^2)` on the raw inputs: use `scale_inputs=False` for gamma to mean the paper's."""
+    only those atoms; `weights_[k]` is kernel k's share of `sum |alpha|`. With `scale_inputs=True` inputs are divided
+    by `input_scale_` (the largest training-row norm; not for precomputed kernels), so a Gaussian of width gamma acts as
+    `exp(-gamma/input_scale_^2 |x - x'|^2)` on the raw inputs: use `scale_inputs=False` for gamma to mean the paper's.
+    The default bank, `default_bank(X, "polynomial")`, standardises the features itself, so the scaling is moot there."""
 
     def __init__(self,
-                 kernels=None,          # list of mklbook kernels; None: polynomial (x.x' + 1)^k, k = 1..10
+                 kernels=None,          # list of mklbook kernels; None: default_bank(X, "polynomial"), degrees 1..10
                  lam: float = 1e-3,     # lambda: weight of the complexity penalties r_k
                  beta: float = 1e-3,    # beta: weight of the l1 norm
                  penalty: str = "trace",  # 'trace' | 'degree' | 'gaussian' | 'rademacher' | 'local' | 'none'
@@ -895,9 +907,6 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False      # VKR's objective is binary
         return tags
 
-    def _kernel_list(self):
-        return polynomial_bank(range(1, 11)) if self.kernels is None else self.kernels
-
     def _scaled(self, X):
         return X / self.input_scale_
 
@@ -914,10 +923,13 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported: the target is {y_type}. VKR is binary; use "
                              "sklearn.multiclass.OneVsRestClassifier(VKRClassifier()) for more classes.")
         self.classes_ = np.unique(y)
-        norm = float(np.linalg.norm(X, axis=1).max()) if self.scale_inputs else 1.0
+        kernels = kernel_list(self.kernels, X, type(self).__name__, family="polynomial")
+        precomputed = all(isinstance(k, Precomputed) for k in kernels)      # X holds sample indices then
+        big = float(np.abs(X).max()) if X.size else 0.0           # rows scaled first: |x|^2 overflows beyond 1e154
+        norm = big * float(np.linalg.norm(X / big, axis=1).max()) if self.scale_inputs and not precomputed and big > 0 else 1.0
         self.input_scale_ = norm if norm > 0 else 1.0
         Xs = self._scaled(X)
-        self.bank_ = KernelBank(self._kernel_list())
+        self.bank_ = KernelBank(kernels)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             Ks = self.bank_.fit_transform(Xs)
@@ -929,6 +941,8 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
         "Keep what prediction needs from a `solve_vkr` result on the stack of `_prepare` (used by `fit` and by grid paths)."
         self.result_ = result
         coef = result.coef
+        mass = np.abs(coef).sum(axis=1)
+        self.weights_ = mass / mass.sum() if mass.sum() > 0 else np.full(coef.shape[0], 1.0 / coef.shape[0])
         self.n_support_ = result.n_support
         self.kernel_support_ = [np.flatnonzero(coef[k]) for k in range(coef.shape[0])]
         self.support_points_ = np.flatnonzero(np.any(coef != 0, axis=0))
@@ -943,9 +957,9 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         Xs = self._scaled(X)
         f = np.zeros(X.shape[0])
-        for kern, sv, c in zip(self.bank_.kernels_, self.support_vectors_, self.dual_coef_):
+        for q, (sv, c) in enumerate(zip(self.support_vectors_, self.dual_coef_)):
             if c.size:
-                f += kern(Xs, sv) @ c
+                f += self.bank_.raw_kernel(q, Xs, sv) @ c
         return f
 
     def predict(self, X):

@@ -22,6 +22,7 @@ from .baselines import UniformMKL
 from .data import load_dataset, subsample
 from .kernels import Polynomial, gaussian_bank
 from .protocol import (METRICS, Evaluation, RotatingFolds, comparison_table, corrected_ttest, evaluate, markdown_table,
+                       progress_bar,
                               reproduction, save_json)
 from .vkr import VKRClassifier, vkr_path
 
@@ -165,7 +166,6 @@ def evaluate_vkr_path(pipeline,          # Pipeline(..., VKRClassifier) as in `t
                       progress: bool = False) -> Evaluation:
     """`evaluate(pipeline, X, y, protocol, param_grid, "error", select="pooled", extra=SV_EXTRAS)` computed with one
     training stack per (split, kernel list) and a warm-started `vkr_path` over the (lam, beta) grid."""
-    from tqdm.auto import tqdm
     _err = METRICS["error"][0]
     X, y = np.asarray(X), np.asarray(y)
     step = pipeline.steps[-1][0]
@@ -184,7 +184,7 @@ def evaluate_vkr_path(pipeline,          # Pipeline(..., VKRClassifier) as in `t
     groups = {}                                         # kernel list (by identity) -> grid indices
     for g, params in enumerate(grid):
         groups.setdefault(id(params.get(kk)), []).append(g)
-    bar = tqdm(total=S * len(groups), desc=f"{name or step}: paths", disable=not progress, leave=False)
+    bar = progress_bar(total=S * len(groups), desc=f"{name or step}: paths", enable=progress)
     for s, sp in enumerate(splits):
         for idx in groups.values():
             pipe = clone(pipeline)

@@ -81,8 +81,8 @@ def test_regression_classifier():
     np.testing.assert_array_equal(clf.predict(X), np.where(f > 0, "b", "a"))
     with pytest.raises(ValueError, match="binary"):
         RegressionClassifier(Ridge()).fit(X, np.arange(40) % 3)
-    with pytest.raises(ValueError, match="needs a regressor"):
-        RegressionClassifier().fit(X, y)
+    default = RegressionClassifier().fit(X, y)          # the default regressor is L2KRRMKL()
+    assert type(default.regressor_).__name__ == "L2KRRMKL" and default.score(X, y) > 0.9
 
 
 def test_methods_and_sets_bad_input():

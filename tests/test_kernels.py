@@ -104,6 +104,13 @@ def test_inputs_are_not_modified():
     np.testing.assert_array_equal(Ks, before)
 
 
-def test_default_bank_is_paper_like():
-    bank = KernelBank().fit(np.random.default_rng(0).standard_normal((10, 2)))
-    assert bank.kernels_ == gaussian_bank(2.0 ** np.arange(-3, 4) / 2)
+def test_default_bank_adapts_to_the_training_inputs():
+    rng = np.random.default_rng(0)
+    X, Xt = rng.standard_normal((30, 3)), rng.standard_normal((5, 3))
+    bank = KernelBank(normalize="trace", center=True).fit(X)
+    assert bank.kernels_ == gaussian_bank(2.0 ** np.arange(-3, 4) / 3, standardize=True)
+    # an affine change of units per feature leaves the default bank's train and test stacks unchanged
+    a, b = np.array([1e-3, 1.0, 600.0]), np.array([5.0, -2.0, 1e4])
+    moved = KernelBank(normalize="trace", center=True).fit(X * a + b)
+    np.testing.assert_allclose(moved.train_stack_, bank.train_stack_, atol=1e-12)
+    np.testing.assert_allclose(moved.transform(Xt * a + b), bank.transform(Xt), atol=1e-12)

@@ -6,7 +6,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mklbook.kernels import Gaussian, KernelBank, gaussian_bank
-from mklbook.m3k import (M3KClassifier, complexity_terms, empirical_margin, eta_coefficients, gamma_tilde,
+from mklbook.m3k import (PAPER_SETTINGS, M3KClassifier, complexity_terms, empirical_margin, eta_coefficients, gamma_tilde,
                          lemma2_dual, lemma3_value, max_kernel_margin, max_over_margin_set, solve_m3k, theorem1_bound)
 from mklbook.m3k_experiments import UniformCSClassifier
 from mklbook.solvers import crammer_singer_dual
@@ -136,12 +136,19 @@ def test_uniform_cs_is_crammer_singer_on_the_mean_kernel():
     X, y = load_iris(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     bank = gaussian_bank([0.05, 0.5, 2.0])
-    est = UniformCSClassifier(bank, C=2.0, tol=1e-9).fit(X, y)
+    est = UniformCSClassifier(bank, C=2.0, tol=1e-9, **PAPER_SETTINGS).fit(X, y)
     K = KernelBank(bank, normalize="diagonal", center=True).fit_transform(X).mean(axis=0)
     np.testing.assert_allclose(est.decision_function(X), K @ crammer_singer_dual(K, y, C=2.0, tol=1e-9).tau, atol=1e-6)
-    one = UniformCSClassifier(bank[:1], C=2.0, tol=1e-8).fit(X, y)
-    mc = M3KClassifier(bank[:1], C=2.0, gamma0=None, tol=1e-8).fit(X, y)
-    np.testing.assert_allclose(one.decision_function(X), mc.decision_function(X), atol=1e-5)
+    # the default: uncentered unit-diagonal kernels plus the constant kernel s 11' of the class offsets (s = 1 here)
+    est = UniformCSClassifier(bank, C=2.0, tol=1e-9).fit(X, y)
+    K = KernelBank(bank, normalize="diagonal").fit_transform(X).mean(axis=0)
+    tau = crammer_singer_dual(K + 1.0, y, C=2.0, tol=1e-9).tau
+    np.testing.assert_allclose(est.decision_function(X), (K + 1.0) @ tau, atol=1e-6)
+    np.testing.assert_allclose(est.intercept_, tau.sum(axis=0), atol=1e-9)
+    for kw in ({}, PAPER_SETTINGS):
+        one = UniformCSClassifier(bank[:1], C=2.0, tol=1e-8, **kw).fit(X, y)
+        mc = M3KClassifier(bank[:1], C=2.0, gamma0=None, tol=1e-8, **kw).fit(X, y)
+        np.testing.assert_allclose(one.decision_function(X), mc.decision_function(X), atol=1e-5)
 
 
 def test_estimator_multiclass_and_binary():
