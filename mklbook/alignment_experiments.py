@@ -19,13 +19,9 @@ from .kernels import KernelBank, gaussian_bank
 from .protocol import (RotatingFolds, comparison_table, evaluate, markdown_table, reproduction, save_figure,
                               save_json, significance_matrix)
 
-__all__ = ["TABLE2", "PAPER_TABLE1", "PAPER_TABLE2", "median_width_check", "load_table2", "test_alignment",
-           "alignment_methods", "run_table1", "run_table2", "run_figure3", "RankOneMKL", "PAPER_TABLE3", "L1SVM_GRID",
-           "run_table3", "reproduce_alignment"]
-
 # %% auto #0
 __all__ = ['TABLE2', 'PAPER_TABLE1', 'PAPER_TABLE2', 'C_GRID', 'RIDGE_GRID', 'PAPER_TABLE3', 'L1SVM_GRID', 'ONE_STAGE_GRID',
-           'median_width_check', 'load_table2', 'test_alignment', 'alignment_methods', 'run_table1', 'run_table2',
+           'median_width_check', 'load_table2', 'held_out_alignment', 'alignment_methods', 'run_table1', 'run_table2',
            'RankOneMKL', 'run_table3', 'run_figure3', 'reproduce_alignment']
 
 # %% ../nbs/13_alignment_experiments.ipynb #3645a458
@@ -86,7 +82,7 @@ def load_table2(name: str, quick: bool = False):
     return _scale(X, how), y, task, 2.0 ** np.arange(g0, g1 + 1)
 
 # %% ../nbs/13_alignment_experiments.ipynb #b5dd8e4c
-def test_alignment(est, X_test, y_test) -> float:
+def held_out_alignment(est, X_test, y_test) -> float:
     "Centered alignment of the learned combination on test points: `rho_hat(sum_k mu_k K_k(X_test, X_test), Y Y^T)`."
     bank = est.bank_
     raw = KernelBank(bank.kernels_, normalize=None, center=False).fit_transform(X_test)
@@ -168,7 +164,7 @@ def run_table2(names=None, quick: bool = False, n_jobs=None, progress: bool = Tr
         for meth, (est, grid) in alignment_methods(task, gammas).items():
             out[name][meth] = evaluate(est, X, y, RotatingFolds(5, random_state=0), grid,
                                        metric="rmse" if task == "regression" else "error", n_jobs=n_jobs,
-                                       progress=progress, name=f"{meth} on {name}", extra={"alignment": test_alignment})
+                                       progress=progress, name=f"{meth} on {name}", extra={"alignment": held_out_alignment})
     return out
 
 
@@ -275,7 +271,7 @@ class RankOneMKL(BaseEstimator):
         from sklearn.metrics import accuracy_score, r2_score
         return r2_score(y, self.predict(X)) if self.task == "regression" else accuracy_score(y, self.predict(X))
 
-    def test_alignment(self, X, y):
+    def held_out_alignment(self, X, y):
         "Centered alignment of the learned combination on test points."
         Zt = self._features(X)
         Y = target_matrix(np.asarray(y), "regression" if self.task == "regression" else "classes")
@@ -322,7 +318,7 @@ def run_table3(domains=("books", "dvd", "electronics", "kitchen"), task="regress
                                       {grid_key: L1SVM_GRID if meth == "l1svm" else grid_vals},
                                       metric="rmse" if task == "regression" else "error",
                                       n_jobs=n_jobs, progress=progress, name=f"{name} on {dom}",
-                                      extra={"alignment": lambda est, Xt, yt: est.test_alignment(Xt, yt)})
+                                      extra={"alignment": lambda est, Xt, yt: est.held_out_alignment(Xt, yt)})
     return out
 
 
@@ -384,7 +380,7 @@ def reproduce_alignment(out: Path, quick: bool = True, n_jobs=None, progress: bo
                 res[name][meth] = evaluate(est, X, y, RotatingFolds(5), grid,
                                            metric="rmse" if task == "regression" else "error", n_jobs=n_jobs,
                                            progress=progress, name=f"{meth} on {name}",
-                                           extra={"alignment": test_alignment})
+                                           extra={"alignment": held_out_alignment})
         text = "# Table 2 (quick: embedded data, 300 points, gamma = 2^-3..2^3 on [0,1]-scaled features)\n\n"
     else:
         t1 = {n: run_table1(n, n_jobs=n_jobs, progress=progress) for n in TABLE2}

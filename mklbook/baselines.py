@@ -122,8 +122,7 @@ def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse;
         Z = check_array_2d(Z, "Z")
     m, p = Z.shape
     y, _ = check_binary_labels(y, m)
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"C must be a positive number; got {C!r}.")
+    C = check_positive(C, "C")
     YZ = sp.csr_array(sp.diags_array(y) @ Z) if sp.issparse(Z) else y[:, None] * Z
     A = sp.hstack([-sp.csr_array(YZ), sp.csr_array(YZ), sp.csr_array(-y[:, None]), -sp.eye_array(m)], format="csr")
     c = np.r_[np.ones(2 * p), 0.0, np.full(m, float(C))]

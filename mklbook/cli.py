@@ -13,8 +13,6 @@ from pathlib import Path
 
 from .protocol import REPRODUCTIONS
 
-__all__ = ["CHAPTERS", "load_chapters", "main"]
-
 CHAPTERS = ["alignment", "vkr", "pep", "m3k", "vcmkl", "benchmark"]   # the reproductions the book plans, one per part
 
 

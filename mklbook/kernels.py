@@ -20,8 +20,8 @@ __all__ = ['PSD_MODES', 'DEFAULT_GAMMAS', 'DEFAULT_DEGREES', 'check_array_2d', '
            'psd_violation', 'check_psd', 'check_label_vector', 'check_binary_labels', 'check_multiclass_labels',
            'check_weights', 'standardize_stats', 'Kernel', 'Linear', 'Polynomial', 'Gaussian', 'Sigmoid', 'RankOne',
            'Precomputed', 'gaussian_bank', 'polynomial_bank', 'rank_one_bank', 'default_bank', 'center', 'center_test',
-           'centered_products', 'centered_gram', 'combine', 'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad',
-           'kernel_list', 'KernelBank']
+           'centered_products', 'centered_gram', 'combine', 'psd_factor', 'is_psd', 'FeatureStack', 'stack_combine',
+           'stack_quad', 'kernel_list', 'KernelBank']
 
 # %% ../nbs/00_kernels.ipynb #7b4a3ed7
 def _finite_or_raise(a: np.ndarray, name: str):
@@ -62,7 +62,8 @@ def check_positive(value, name: str, allow_zero: bool = False) -> float:
 def check_int(value, name: str, low: int = 1) -> int:
     "An integer `>= low` (NumPy integers accepted, booleans and floats refused)."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+        what = "a positive integer" if low == 1 else "a non-negative integer" if low == 0 else f"an integer >= {low}"
+        raise ValueError(f"{name} must be {what}; got {value!r}.")
     return int(value)
 
 # %% ../nbs/00_kernels.ipynb #3b279e52
@@ -598,6 +599,17 @@ def combine(Ks, mu) -> np.ndarray:
     Ks = check_stack(Ks, square=False)
     mu = check_weights(mu, Ks.shape[0], nonnegative=False)
     return np.tensordot(mu, Ks, axes=1)
+
+
+def psd_factor(K, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    """`(Phi, P)` with `Phi Phi^T = K` and `P = V diag(1/sqrt(d))`, from the eigendecomposition `K = V diag(d) V^T` of the
+    symmetric part, eigenvalues below `rtol * d_max` dropped (round-off for a PSD `K`); `K P = Phi` on the kept range."""
+    d, V = np.linalg.eigh((np.asarray(K, dtype=np.float64) + np.asarray(K, dtype=np.float64).T) / 2)
+    keep = d > rtol * max(d[-1], 0.0)
+    if not keep.any():
+        raise ValueError("the kernel matrix has no positive eigenvalue (zero, or not PSD): it has no feature map.")
+    d, V = d[keep], V[:, keep]
+    return V * np.sqrt(d), V / np.sqrt(d)
 
 
 def is_psd(K, tol: float = 1e-8) -> bool:

@@ -23,10 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
-from .kernels import FeatureStack, Gaussian, check_array_2d, kernel_list, standardize_stats
-
-__all__ = ["LowRankBank", "FeatureMoments", "accumulate_moments", "feature_moments", "lowrank_alignment_stats",
-           "LowRankAlignMKL"]
+from .kernels import FeatureStack, Gaussian, check_array_2d, check_int, kernel_list, standardize_stats
 
 # %% auto #0
 __all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_moments', 'lowrank_alignment_stats', 'LowRankAlignMKL']
@@ -64,9 +61,7 @@ class LowRankBank(TransformerMixin, BaseEstimator):
         X = check_array_2d(X, "X")
         if self.features not in ("nystroem", "rff"):
             raise ValueError(f"features must be 'nystroem' or 'rff'; got {self.features!r}.")
-        r = self.n_components
-        if not (isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 1):
-            raise ValueError(f"n_components must be a positive integer (columns per kernel); got {r!r}.")
+        r = check_int(self.n_components, "n_components (columns per kernel)")
         self.kernels_ = self._kernel_list(X)
         self.n_features_in_ = X.shape[1]
         self.feature_mean_ = self.feature_scale_ = None
@@ -143,9 +138,7 @@ class LowRankBank(TransformerMixin, BaseEstimator):
 def _chunk_rows(chunk_size, q):
     if chunk_size is None:
         return max(256, (1 << 22) // max(q, 1))
-    if not (isinstance(chunk_size, numbers.Integral) and chunk_size >= 1):
-        raise ValueError(f"chunk_size must be a positive integer number of rows; got {chunk_size!r}.")
-    return int(chunk_size)
+    return check_int(chunk_size, "chunk_size (rows per chunk)")
 
 # %% ../nbs/61_lowrank.ipynb #706ec6cc
 @dataclass

@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator
-from .kernels import check_multiclass_labels, check_positive, check_psd, check_stack, check_weights
+from .kernels import check_int, check_multiclass_labels, check_positive, check_psd, check_stack, check_weights, psd_factor
 from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
@@ -330,13 +330,6 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     return apply_certificate(res, gap, tol, t0, warn, "max_iter")
 
 # %% ../nbs/40_m3k.ipynb #09b99605
-def _factor(K, rtol: float = 1e-10):
-    "`L (m, r)` with `K = L L'` from the eigen-decomposition, eigenvalues below `rtol * max` dropped."
-    lam, V = np.linalg.eigh(K)
-    keep = lam > rtol * max(lam.max(), np.finfo(float).tiny)
-    return V[:, keep] * np.sqrt(lam[keep])
-
-
 def qclp_problem(Ks, codes, c, C, gamma0):
     """The QCLP of Appendix F in constraint form, as a cvxpy problem: `max_{tau, beta, lam, t} sum_i tau_{i,y_i} + t
     + m gamma0 lam` s.t. `t <= -1/2 <K_k, tau tau'> - sum beta_iy eta_k(i, y)` (dual: mu_k), `sum_y beta_iy = lam`."""
@@ -358,7 +351,7 @@ def qclp_problem(Ks, codes, c, C, gamma0):
         obj = obj + m * gamma0 * lam
         lin = [R[:, k] @ bv for k in range(p)]
         parts.update(beta=bv, lam=lam, R=R, ii=ii, yy=yy, eta=eta)
-    kcons = [t <= -0.5 * cp.sum_squares(_factor(K).T @ T) - lin[k] for k, K in enumerate(Ks)]
+    kcons = [t <= -0.5 * cp.sum_squares(psd_factor(K)[0].T @ T) - lin[k] for k, K in enumerate(Ks)]
     return cp.Problem(cp.Maximize(obj), cons + kcons), kcons, parts
 
 
@@ -442,8 +435,7 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     offset = float(check_positive(offset, "offset", allow_zero=True))
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+    max_iter = check_int(max_iter, "max_iter")
     gamma0, gmax, lp5 = _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=relative)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):

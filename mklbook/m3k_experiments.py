@@ -23,8 +23,6 @@ from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
 from .solvers import crammer_singer_dual
 
-__all__ = ["PAPER_TABLE1", "PAPER_TABLE2", "C_GRID", "GAMMA0_GRID", "UniformCSClassifier", "table1_methods",
-           "run_table1", "multiclass_sets", "multiclass_methods", "run_multiclass", "reproduce_m3k"]
 
 PAPER_TABLE1 = {  # accuracy (%) ± 1 std, 5-fold, 1000 points
     "splice": {"unif": "84.8 ± 2.20", "alignf": "86.1 ± 1.28", "MCMKL": "84.9 ± 2.63", "M3K": "86.3 ± 0.75"},

@@ -125,9 +125,7 @@ def mehler_eigenvalues(tau: float,      # Gaussian kernel exp(-tau |x - x'|^2), 
                        n: int = 20,     # how many eigenvalues (the largest, with multiplicity)
                        ) -> np.ndarray:
     "Eigenvalues of the Gaussian kernel's integral operator under `N(0, sigma^2 I)`: `(1-B)^D B^j`, `B = tau / A`."
-    for name, v in (("tau", tau), ("sigma", sigma)):
-        if not (isinstance(v, numbers.Real) and np.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a positive finite number; got {v!r}.")
+    tau, sigma = check_positive(tau, "tau"), check_positive(sigma, "sigma")
     if not (isinstance(dim, numbers.Integral) and dim >= 1 and isinstance(n, numbers.Integral) and n >= 1):
         raise ValueError(f"dim and n must be positive integers; got dim={dim!r}, n={n!r}.")
     a, b = 1.0 / (4 * sigma ** 2), float(tau)
@@ -308,8 +306,7 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
     t0 = time.perf_counter()
     task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
     p, m, _ = Ks.shape
-    if not (isinstance(lam, numbers.Real) and np.isfinite(lam) and lam >= 0):
-        raise ValueError(f"lam must be a non-negative finite number; got {lam!r}.")
+    lam = check_positive(lam, "lam", allow_zero=True)
     if pep is None:
         pep = empirical_pep(Ks, t)
     else:

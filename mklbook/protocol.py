@@ -22,10 +22,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, ParameterGrid, StratifiedKFold, train_test_split
 from tqdm.auto import tqdm
 
-__all__ = ["Split", "RotatingFolds", "RandomSplits", "METRICS", "Evaluation", "evaluate", "paired_ttest",
-           "significance_matrix", "markdown_table", "comparison_table", "save_figure", "save_json",
-           "reproduction", "REPRODUCTIONS"]
-
 # %% auto #0
 __all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'progress_bar',
            'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json',

@@ -826,9 +826,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     codes, classes = check_multiclass_labels(y, m)
     C = check_positive(C, "C")
     tol = check_positive(tol, "tol")
-    max_iter = 100 * m if max_iter is None else int(max_iter)
-    if max_iter < 0:
-        raise ValueError(f"max_iter must be a non-negative integer; got {max_iter!r}.")
+    max_iter = 100 * m if max_iter is None else check_int(max_iter, "max_iter", low=0)
     c = classes.size
     d = np.diag(K)
     if d.min() < -1e-12 * max(d.max(), 1.0):
@@ -1042,8 +1040,7 @@ def simplex_cutting_planes(oracle,                   # x -> (h, g, payload) with
     if (x < 0).any() or abs(x.sum() - 1.0) > 1e-9:
         raise ValueError("x0 must lie on the simplex (non-negative, summing to 1); e.g. np.full(p, 1 / p).")
     tol = check_positive(tol, "tol")
-    if not (isinstance(max_iter, numbers.Integral) and max_iter >= 1):
-        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}.")
+    max_iter = check_int(max_iter, "max_iter")
     hs, gs, hist = [], [], []
     upper, lower, best, gap, it = np.inf, -np.inf, None, np.inf, 0
     A_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [(0, None)] * p + [(None, None)]

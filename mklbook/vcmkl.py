@@ -14,19 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from .kernels import check_binary_labels, check_int, check_positive, check_psd, check_stack
+from .kernels import check_binary_labels, check_int, check_positive, check_psd, check_stack, psd_factor
 from .solvers import SolverResult
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 from .kernels import KernelBank, Linear
 
-__all__ = ['VCMKLProblem', 'make_problem', 'hinge_losses', 'lmo', 'opt1_objective', 'project_lambda', 'primal_value',
-           'CriticalRegion', 'pddp_bounds', 'InnerSolution', 'solve_inner', 'VCMKLResult', 'kmeans_lambda',
-           'solve_vcmkl', 'VCMKLClassifier', 'veto_consensus', 'rademacher_mc', 'kernel_rademacher_bound']
-
 # %% auto #0
-__all__ = ['PAPER_TABLE1', 'veto_consensus', 'rademacher_mc', 'kernel_rademacher_bound', 'VCMKLProblem', 'largest_nu',
+__all__ = ['PAPER_TABLE1', 'veto_consensus', 'finite_class_rademacher', 'kernel_rademacher_bound', 'VCMKLProblem', 'largest_nu',
            'make_problem', 'hinge_losses', 'lmo', 'opt1_objective', 'project_lambda', 'kmeans_lambda', 'primal_value',
            'CriticalRegion', 'pddp_bounds', 'InnerSolution', 'solve_inner', 'VCMKLResult', 'result_from_primal',
            'solve_vcmkl', 'VCMKLClassifier']
@@ -40,7 +36,7 @@ def veto_consensus(F):
     return F.min(axis=1)
 
 # %% ../nbs/50_vcmkl.ipynb #62e49946
-def rademacher_mc(V, n_draws=2000, random_state=0):
+def finite_class_rademacher(V, n_draws=2000, random_state=0):
     "Monte-Carlo `E_sigma max_f (2/l) sum_i sigma_i f(x_i)` for a finite class given as rows of `V` (|F|, l)."
     V = np.asarray(V, dtype=np.float64)
     S = np.random.default_rng(random_state).choice([-1.0, 1.0], size=(n_draws, V.shape[1]))
@@ -54,16 +50,6 @@ def kernel_rademacher_bound(Ks, B):
     return float(4.0 / Ks.shape[1] * np.sum(np.sqrt(B * np.trace(Ks, axis1=1, axis2=2))))
 
 # %% ../nbs/50_vcmkl.ipynb #6fce1835
-def _factor(K, rtol=1e-10):
-    "`Phi` with `Phi Phi^T = K` (eigen-factorisation, eigenvalues below `rtol * max` dropped) and `P = V diag(1/sqrt(d))`."
-    d, V = np.linalg.eigh((K + K.T) / 2)
-    keep = d > rtol * max(d[-1], 0.0)
-    if not keep.any():
-        raise ValueError("a kernel matrix is zero (no positive eigenvalue): every base kernel must be PSD and non-zero.")
-    d, V = d[keep], V[:, keep]
-    return V * np.sqrt(d), V / np.sqrt(d)
-
-
 @dataclass
 class VCMKLProblem:
     "The data of OPT1: features `Phi[m]` of each base kernel, labels, the weights `c+ = gamma/l`, `c- = (1-gamma)/l`."
@@ -138,7 +124,7 @@ def make_problem(Ks, y, nu=0.02, gamma=None, psd: str = "check") -> VCMKLProblem
     if need.sum() > nneg:
         raise ValueError(f"infeasible nu: the subgroups must carry sum_m l nu_m / (2(1-gamma)) = {need.sum():.3g} "
                          f"negatives but there are {nneg}. Decrease nu or gamma.")
-    fac = [_factor(K) for K in Ks]
+    fac = [psd_factor(K) for K in Ks]
     return VCMKLProblem([f[0] for f in fac], [f[1] for f in fac], y_pm.astype(np.float64), nu, float(gamma), classes)
 
 # %% ../nbs/50_vcmkl.ipynb #cd7817ce
@@ -470,8 +456,6 @@ class _InnerQPClarabel:
         z = np.array(sol.z)                                # multipliers: b of y'a_m = 0, rho of sum a_m >= nu_m
         ne = Aeq.shape[0]
         return x.reshape(M, l).T / l, z[ne - M:ne] / l, np.maximum(z[ne:ne + M] / l, 0.0), "optimal"
-
-
 
 # %% ../nbs/50_vcmkl.ipynb #c9b2a8d8
 @dataclass(repr=False, eq=False)

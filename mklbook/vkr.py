@@ -21,11 +21,6 @@ from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array
                       check_positive, check_stack, kernel_list, polynomial_bank)
 from .solvers import SolverResult, solve_lp
 
-__all__ = ["RademacherEstimate", "rademacher_mc", "rademacher_expected", "trace_bound", "pseudo_dimension",
-           "degree_bound", "degree_penalty", "gaussian_bound", "sigmoid_bound", "local_bound", "local_rademacher_mc",
-           "theorem1_bound", "theorem2_bound", "vkr_margins", "vkr_penalties", "VKRResult", "vkr_objective",
-           "vkr_dual_value", "solve_vkr", "l1_svm", "vkr_path", "VKRClassifier"]
-
 # %% auto #0
 __all__ = ['PENALTIES', 'RademacherEstimate', 'rademacher_mc', 'rademacher_expected', 'theorem1_bound', 'theorem2_bound',
            'trace_bound', 'pseudo_dimension', 'degree_penalty', 'degree_bound', 'gaussian_bound', 'sigmoid_bound',

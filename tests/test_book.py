@@ -55,26 +55,45 @@ def test_each_notebook_exports_one_module():
 
 
 def _markdown(nb_path):
-    import json
-    cells = json.loads(nb_path.read_text())["cells"]
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return "\n".join(_cells(nb_path))
 
 
 def _bib_keys():
     return set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(), flags=re.M))
 
 
+def _cells(nb_path, kind="markdown"):
+    import json
+    return ["".join(c["source"]) for c in json.loads(Path(nb_path).read_text())["cells"] if c["cell_type"] == kind]
+
+
 def test_every_chapter_cites_the_bibliography_and_every_citation_resolves():
+    "Author-year links `[Cortes et al., 2012](#ref-key)` to a References section that holds an anchor for each key."
     keys = _bib_keys()
     assert {"cortes2012alignment", "cortes2015vkr", "liu2017ifkl", "cortes2013m3k", "zhou2016vcmkl"} <= keys
     used = set()
     for nb in _quarto_chapters():
-        cited = set(re.findall(r"(?<![\w.`])@([A-Za-z][\w:-]*?\d{4}[\w:-]*)", _markdown(ROOT / nb)))
-        assert cited, f"{nb} cites nothing from references.bib (use [@key] / @key)"
-        unknown = cited - keys
-        assert not unknown, f"{nb} cites keys missing from references.bib: {sorted(unknown)}"
+        cells = _cells(ROOT / nb)
+        refs = [c for c in cells if c.startswith("## References")]
+        text = "\n".join(c for c in cells if not c.startswith("## References"))
+        cited = set(re.findall(r"\]\(#ref-([\w:-]+)\)", text))
+        assert cited, f"{nb} cites nothing from references.bib (use [Author, year](#ref-key))"
+        assert not cited - keys, f"{nb} cites keys missing from references.bib: {sorted(cited - keys)}"
+        assert len(refs) == 1, f"{nb} needs one '## References' section (it has {len(refs)})"
+        anchors = set(re.findall(r'<a id="ref-([\w:-]+)"></a>', refs[0]))
+        assert anchors == cited, f"{nb}: References section {sorted(anchors)} != cited {sorted(cited)}"
         used |= cited
     assert not keys - used, f"references.bib has entries no chapter cites: {sorted(keys - used)}"
+
+
+def test_no_quarto_only_markup_is_left_where_jupyterlab_shows_it_raw():
+    "Callout fences and @citations render only in Quarto; in JupyterLab and on GitHub they show as raw text."
+    for nb in _quarto_chapters():
+        for cell in _cells(ROOT / nb):
+            for line in cell.splitlines():
+                assert not re.match(r"^\s*(>\s*)?:::", line), f"{nb}: Quarto fence left raw: {line[:80]}"
+                raw = re.search(r"(?<![\w.`/\[(#-])@[A-Za-z][\w-]*\d{4}", line)
+                assert not raw, f"{nb}: raw citation {raw.group(0)} (use [Author, year](#ref-key))"
 
 
 def test_every_chapter_ends_with_a_summary_and_exercises():

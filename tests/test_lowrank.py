@@ -139,7 +139,7 @@ def test_bad_input_is_refused_with_the_fix():
         LowRankAlignMKL([Sigmoid(1.0, 0.0)]).fit(X, y > 0)
     with pytest.raises(ValueError, match="positive integer"):
         LowRankAlignMKL(n_components=2.5).fit(X, y > 0)
-    with pytest.raises(ValueError, match="positive integer number of rows"):
+    with pytest.raises(ValueError, match="chunk_size.*positive integer"):
         LowRankAlignMKL(chunk_size=-1).fit(X, y > 0)
     with pytest.raises(ValueError, match="'unif', 'align' or 'alignf'"):
         LowRankAlignMKL(method="linear").fit(X, y > 0)
