@@ -28,8 +28,19 @@ __all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment'
            'alignf_from_stats', 'AlignmentKRRResult', 'alignment_krr', 'AlignMKL', 'AlignmentKRR']
 
 # %% ../nbs/10_alignment.ipynb #8ff3d624
-def alignment(K1, K2, centered: bool = True) -> float:
-    "Centered alignment `<K1c, K2c>_F / (||K1c||_F ||K2c||_F)` (Def. 4), or the uncentered `A_hat` when `centered=False`."
+def alignment(K1,                     # (m, m) kernel matrix
+              K2,                     # (m, m) kernel matrix of the same sample, e.g. the target kernel Y Y^T
+              centered: bool = True,  # False: the uncentered alignment A_hat of Cristianini et al.
+              ) -> float:             # in [-1, 1]; >= 0 for PSD matrices
+    r"""Centered alignment of two kernel matrices (Definition 4), or the uncentered alignment when `centered=False`.
+
+    $$\hat\rho(\mathbf K,\mathbf K')=\frac{\langle\mathbf K^c,\mathbf K'^c\rangle_F}
+    {\lVert\mathbf K^c\rVert_F\lVert\mathbf K'^c\rVert_F},\qquad
+    \hat A(\mathbf K,\mathbf K')=\frac{\langle\mathbf K,\mathbf K'\rangle_F}{\lVert\mathbf K\rVert_F\lVert\mathbf K'\rVert_F}$$
+
+    Raises `ValueError` when a (centered) Frobenius norm vanishes: the alignment is undefined there.
+
+    Reference: cortes2012alignment, Sec. 2.3, Def. 4; cristianini2001 (uncentered $\hat A$)."""
     K1 = check_stack(K1, "K1", symmetric=True)[0] if np.ndim(K1) == 2 else _single(K1, "K1")
     K2 = check_stack(K2, "K2", symmetric=True)[0] if np.ndim(K2) == 2 else _single(K2, "K2")
     if K1.shape != K2.shape:
@@ -57,10 +68,18 @@ def _single(K, name):
     return K[0]
 
 # %% ../nbs/10_alignment.ipynb #ba38337a
-def target_matrix(y, task: str = "auto") -> np.ndarray:
-    """The target matrix `Y` with `K_Y = Y Y^T`: the label column (regression, binary +-1) or one-hot classes.
+def target_matrix(y,                   # (m,) labels or real targets; an (m, c) target matrix is returned as given
+                  task: str = "auto",  # "auto", "regression", "binary", "multiclass" or "classes"
+                  ) -> np.ndarray:     # (m, c) target matrix Y
+    r"""The target matrix $\mathbf Y$ of the target kernel: the label column (regression, binary $\pm1$) or one-hot classes.
 
-    task: "regression", "binary", "multiclass" or "auto" (floats with many values: regression)."""
+    $$\mathbf K_Y=\mathbf Y\mathbf Y^\top:\qquad K_Y(x,x')=yy'\ \text{(label column)},\qquad
+    K_Y(x,x')=1_{\{y=y'\}}\ \text{(one-hot)}$$
+
+    `task="auto"`: floats with more than two distinct values are a regression target, anything else is "classes"
+    (two classes give a $\pm1$ column, more give one-hot); "multiclass" is one-hot even for two classes.
+
+    Reference: cortes2012alignment, Sec. 3.1 ($\mathbf K_Y=\mathbf y\mathbf y^\top$)."""
     y = np.asarray(y)
     if y.ndim == 2:
         Y = check_array_2d(y, "Y")
@@ -83,7 +102,7 @@ def target_matrix(y, task: str = "auto") -> np.ndarray:
         raise ValueError(f"task='binary' but y has {classes.size} classes; use task='multiclass'.")
     return np.eye(classes.size)[codes]
 
-
+# %% ../nbs/10_alignment.ipynb #08164c8c
 def _kernel_stack(Ks, psd: str = "assume"):
     "A symmetric stack (NaN/inf are left to `centered_products`, which sees them in its pass) or a `FeatureStack`."
     if isinstance(Ks, FeatureStack):
@@ -93,13 +112,18 @@ def _kernel_stack(Ks, psd: str = "assume"):
     return Ks
 
 
-def alignment_stats(Ks, y) -> tuple[np.ndarray, np.ndarray]:
-    """`(a, M)`: `a_k = <K_k^c, Y Y^T>_F = Tr[Yc^T K_k Yc]` and `M_kl = <K_k^c, K_l^c>_F` (Sec. 3.2).
+def alignment_stats(Ks,  # (p, m, m) symmetric stack, or a FeatureStack (then O(m r^2), no m x m matrix per kernel)
+                    y,   # (m,) labels or targets, or an (m, c) target matrix (see `target_matrix`)
+                    ) -> tuple[np.ndarray, np.ndarray]:  # (a, M): shapes (p,) and (p, p)
+    r"""The two statistics of the stack and the target that every alignment algorithm needs, in one pass.
 
-    `Ks`: a symmetric stack `(p, m, m)` or a `FeatureStack` (then in O(m r^2), no m x m matrix per kernel)."""
+    $$a_k=\langle\mathbf K_k^c,\mathbf K_Y\rangle_F=\mathrm{Tr}[\mathbf Y_c^\top\mathbf K_k\mathbf Y_c],\qquad
+    M_{kl}=\langle\mathbf K_k^c,\mathbf K_l^c\rangle_F,\qquad\mathbf Y_c=\mathbf H\mathbf Y$$
+
+    Reference: cortes2012alignment, Sec. 3.2.1 and Lemma 1."""
     return _alignment_stats(_kernel_stack(Ks), y)
 
-
+# %% ../nbs/10_alignment.ipynb #ce4ee686
 def _alignment_stats(Ks, y):
     p, m, _ = Ks.shape
     Y = target_matrix(y)
@@ -112,8 +136,17 @@ def _alignment_stats(Ks, y):
     return a, M
 
 
-def combined_alignment(mu, a, M, y) -> float:
-    "Alignment `rho_hat(K_mu, Y Y^T) = mu.a / (sqrt(mu^T M mu) ||Yc^T Yc||_F)` of the combination, from `a` and `M`."
+def combined_alignment(mu,  # (p,) kernel weights
+                       a,   # (p,) statistic a of `alignment_stats`
+                       M,   # (p, p) statistic M of `alignment_stats`
+                       y,   # the labels or target matrix that `a` was computed with
+                       ) -> float:
+    r"""Centered alignment of the combination $\mathbf K_\mu=\sum_k\mu_k\mathbf K_k$ with the target, from $(\mathbf a,\mathbf M)$.
+
+    $$\hat\rho(\mathbf K_\mu,\mathbf K_Y)
+    =\frac{\mu^\top\mathbf a}{\sqrt{\mu^\top\mathbf M\mu}\;\lVert\mathbf Y_c^\top\mathbf Y_c\rVert_F}$$
+
+    Reference: cortes2012alignment, Sec. 3.2.1, Eq. (5)."""
     Y = target_matrix(y)
     Yc = Y - Y.mean(axis=0)
     mu = np.asarray(mu, dtype=np.float64)
@@ -139,10 +172,19 @@ def _kernel_alignments(a, M, y) -> np.ndarray:
     return rho
 
 
-def align_weights(Ks, y, q: float = 2.0, psd: str = "check") -> np.ndarray:
-    """align (Eq. 3; Prop. 7 for L_q): `mu_k ∝ rho_hat(K_k, K_Y)^(1/(q-1))`, unit L2 norm.
+def align_weights(Ks,                  # (p, m, m) stack of training kernels, or a FeatureStack
+                  y,                   # (m,) labels or targets, or an (m, c) target matrix
+                  q: float = 2.0,      # exponent q > 1 of the L_q constraint of Prop. 7 (q -> 1: all weight on the best)
+                  psd: str = "check",  # "check" refuses kernels that are not PSD, "assume" skips the test
+                  ) -> np.ndarray:     # (p,) non-negative weights, unit L2 norm
+    r"""Weights of the `align` method: each kernel weighted by its own centered alignment with the target.
 
-    psd: "check" refuses kernels that are not PSD, "assume" skips the test (see `mklbook.kernels.check_psd`)."""
+    $$\mu_k\propto\hat\rho(\mathbf K_k,\mathbf K_Y)^{1/(q-1)},\qquad\lVert\mu\rVert_2=1$$
+
+    For kernels of unit centered Frobenius norm this is Prop. 7's $\mu_k\propto a_k^{1/(q-1)}$. A kernel that is constant
+    on the sample gets weight 0, with a warning.
+
+    Reference: cortes2012alignment, Sec. 3.1, Eq. (3) and Prop. 7."""
     if not (isinstance(q, (int, float, np.floating)) and q > 1):
         raise ValueError(f"q must be > 1 (q = 1 puts all the weight on the best kernel: use q close to 1); got {q}.")
     if psd == "allow":
@@ -151,8 +193,16 @@ def align_weights(Ks, y, q: float = 2.0, psd: str = "check") -> np.ndarray:
     a, M = _alignment_stats(_kernel_stack(Ks, psd), y)
     return align_from_stats(a, M, y, q)
 
+# %% ../nbs/10_alignment.ipynb #9fcaf886
+def align_from_stats(a,      # (p,) statistic a of `alignment_stats`
+                     M,      # (p, p) statistic M of `alignment_stats`
+                     y,      # the labels or target matrix that `a` was computed with
+                     q=2.0): # exponent q > 1 of Prop. 7
+    r"""`align_weights` from the statistics $(\mathbf a,\mathbf M)$: unit-norm weights from the per-kernel alignments.
 
-def align_from_stats(a, M, y, q=2.0):
+    $$\mu_k\propto\hat\rho_k^{1/(q-1)},\qquad\hat\rho_k=\frac{a_k}{\sqrt{M_{kk}}\;\lVert\mathbf Y_c^\top\mathbf Y_c\rVert_F}$$
+
+    Reference: cortes2012alignment, Sec. 3.1, Eq. (3) and Prop. 7."""
     rho = _kernel_alignments(a, M, y)
     if (rho < -1e-12).any():
         raise ValueError(f"kernel(s) {np.flatnonzero(rho < -1e-12).tolist()} have negative alignment with the target, "
@@ -162,8 +212,18 @@ def align_from_stats(a, M, y, q=2.0):
     return mu / np.linalg.norm(mu)
 
 # %% ../nbs/10_alignment.ipynb #0f94064b
-def linear_alignment_weights(Ks, y) -> np.ndarray:
-    "Prop. 8: `mu = M^{-1} a / ||M^{-1} a||`, the maximum-alignment linear (possibly negative) combination."
+def linear_alignment_weights(Ks,  # (p, m, m) symmetric stack, or a FeatureStack
+                             y,   # (m,) labels or targets, or an (m, c) target matrix
+                             ) -> np.ndarray:  # (p,) unit-norm weights, possibly negative
+    r"""Weights of the maximum-alignment *linear* combination, in closed form (Prop. 8).
+
+    $$\mu^\star=\frac{\mathbf M^{-1}\mathbf a}{\lVert\mathbf M^{-1}\mathbf a\rVert}
+    =\arg\max_{\lVert\mu\rVert_2=1}\frac{\mu^\top\mathbf a}{\sqrt{\mu^\top\mathbf M\mu}}$$
+
+    The weights may be negative, so $\mathbf K_\mu$ need not be PSD. A singular $\mathbf M$ (linearly dependent centered
+    kernels) gives the minimum-norm least-squares solution, with a warning.
+
+    Reference: cortes2012alignment, Sec. 3.2.1, Eq. (5) and Prop. 8."""
     return _linear_from_stats(*alignment_stats(Ks, y))
 
 
@@ -183,33 +243,54 @@ def _linear_from_stats(a, M):
 # %% ../nbs/10_alignment.ipynb #1f23f529
 @dataclass
 class AlignfResult:
-    "alignf solution: `weights` (mu >= 0, ||mu||_2 = 1), `v` of QP (7), `objective` (the achieved alignment), certificate."
-    weights: np.ndarray
-    v: np.ndarray
-    objective: float          # rho_hat(K_mu, K_Y) of the learned combination
+    r"""Solution of alignf: weights $\mu=\mathbf v/\lVert\mathbf v\rVert_2$, the QP solution $\mathbf v$, the achieved alignment.
+
+    Reference: cortes2012alignment, Sec. 3.2.2, Props. 9-10."""
+    weights: np.ndarray       # mu = v / ||v||_2 >= 0
+    v: np.ndarray             # solution of QP (7)
+    objective: float          # rho_hat(K_mu, K_Y) of the learned combination (= ||v||_M / ||K_Y^c||_F, Prop. 10)
     qp_objective: float       # v^T M v - 2 v^T a
-    status: str
-    gap: float                # relative KKT residual of QP (7)
-    n_iter: int = 0
+    status: str               # "optimal" (gap <= tol), "inaccurate", or "stationary point" (non-PSD kernels)
+    gap: float                # relative KKT residual of QP (7), see `kkt_residual`
+    n_iter: int = 0           # refinement steps of `nonneg_quadratic`
 
     def __repr__(self):
         return (f"AlignfResult(alignment={self.objective:.6f}, nonzero={int((self.weights > 0).sum())}/"
                 f"{len(self.weights)}, status={self.status!r}, kkt={self.gap:.1e})")
 
+# %% ../nbs/10_alignment.ipynb #0b140b68
+def kkt_residual(v,  # (p,) candidate solution
+                 M,  # (p, p) PSD matrix of the quadratic term
+                 a,  # (p,) vector of the linear term
+                 ) -> float:  # >= 0, zero exactly at a KKT point
+    r"""Relative KKT residual of $\mathbf v$ for the QP $\min_{\mathbf v\ge0}\mathbf v^\top\mathbf M\mathbf v-2\mathbf a^\top\mathbf v$.
 
-def kkt_residual(v, M, a) -> float:
-    "Relative KKT residual of `min_{v>=0} v^T M v - 2 a^T v`: `max_k |min(M_kk v_k, (Mv - a)_k)| / ||a||_inf` (0 at optimum)."
+    $$r(\mathbf v)=\frac{\max\big\{\max_k\lvert\min(M_{kk}v_k,\,g_k)\rvert,\ \max_kM_{kk}\,(-\min_kv_k)_+\big\}}
+    {\lVert\mathbf a\rVert_\infty},\qquad\mathbf g=\mathbf M\mathbf v-\mathbf a$$
+
+    Reference: cortes2012alignment, Sec. 3.2.2, Eq. (7) (its KKT conditions: $\mathbf v\ge0$, $\mathbf g\ge0$, $v_kg_k=0$)."""
     v, M, a = np.asarray(v, float), np.asarray(M, float), np.asarray(a, float)
     g = M @ v - a
     scale = max(np.abs(a).max(), np.finfo(float).tiny)
     neg = max(0.0, -v.min()) * max(np.diag(M).max(), np.finfo(float).tiny)
     return float(max(np.abs(np.minimum(np.diag(M) * v, g)).max(), neg) / scale)
 
+# %% ../nbs/10_alignment.ipynb #0004970b
+def nonneg_quadratic(M,                     # (p, p) PSD matrix, possibly singular
+                     a,                     # (p,) vector of the linear term
+                     tol: float = 1e-10,    # KKT residual (of the rescaled problem) at which refinement stops
+                     max_refine: int = 20,  # maximum number of active-set refinements after NNLS
+                     ) -> tuple[np.ndarray, float, int]:  # (v, its kkt_residual on the original M and a, n_refinements)
+    r"""Solve the non-negative QP of alignf exactly, as non-negative least squares on an eigen-factor of $\mathbf M$.
 
-def nonneg_quadratic(M, a, tol: float = 1e-10, max_refine: int = 20) -> tuple[np.ndarray, float, int]:
-    """Solve `min_{v >= 0} v^T M v - 2 a^T v` for PSD `M` (possibly singular) as NNLS on an eigen-factor of `M`.
+    $$\min_{\mathbf v\ge0}\mathbf v^\top\mathbf M\mathbf v-2\mathbf a^\top\mathbf v
+    =\min_{\mathbf v\ge0}\lVert\mathbf A\mathbf v-\mathbf b\rVert_2^2-\lVert\mathbf b\rVert_2^2,\qquad
+    \mathbf A=\Lambda_r^{1/2}\mathbf U_r^\top,\ \ \mathbf b=\Lambda_r^{-1/2}\mathbf U_r^\top\mathbf a$$
 
-    Returns `(v, kkt_residual, n_refinements)`; the residual is measured on the original `M` and `a`."""
+    with $\mathbf M=\mathbf U\Lambda\mathbf U^\top$ restricted to the eigenvalues above $p\,\epsilon\,\lambda_{\max}$; the
+    solution is then refined and certified on the untruncated problem.
+
+    Reference: cortes2012alignment, Sec. 3.2.2, Eq. (7)."""
     M = np.asarray(M, dtype=np.float64)
     a = np.asarray(a, dtype=np.float64)
     p = len(a)
@@ -236,12 +317,21 @@ def nonneg_quadratic(M, a, tol: float = 1e-10, max_refine: int = 20) -> tuple[np
         v, res = cand, r2
     return v, kkt_residual(v, M, a), n_ref
 
+# %% ../nbs/10_alignment.ipynb #c359354d
+def alignf_weights(Ks,                  # (p, m, m) symmetric stack, or a FeatureStack
+                   y,                   # (m,) labels or targets, or an (m, c) target matrix
+                   tol: float = 1e-8,   # KKT residual of (7) below which the status is "optimal"
+                   psd: str = "check",  # "check" refuses non-PSD kernels, "assume" skips the test, "allow" accepts them
+                   ) -> AlignfResult:   # weights, v, achieved alignment, status and KKT residual
+    r"""Weights of the `alignf` method: the non-negative combination of maximum centered alignment with the target.
 
-def alignf_weights(Ks, y, tol: float = 1e-8, psd: str = "check") -> AlignfResult:
-    """alignf (Prop. 9): `v = argmin_{v>=0} v^T M v - 2 v^T a`, `mu = v / ||v||`, certified by the KKT residual of (7).
+    $$\mathbf v^\star=\arg\min_{\mathbf v\ge0}\mathbf v^\top\mathbf M\mathbf v-2\mathbf v^\top\mathbf a,\qquad
+    \mu=\mathbf v^\star/\lVert\mathbf v^\star\rVert_2$$
 
-    psd: "check" refuses kernels that are not PSD; "assume" skips the test; "allow" accepts them, and the status is
-    then "stationary point" (QP (7) is still solved, but `K_mu` need not be a kernel)."""
+    Certified by the KKT residual of (7). With `psd="allow"` the status is "stationary point" (QP (7) is still solved,
+    but $\mathbf K_\mu$ need not be a kernel).
+
+    Reference: cortes2012alignment, Sec. 3.2.2, Eqs. (6)-(7), Props. 9-10."""
     tol = check_positive(tol, "tol")
     Ks = _kernel_stack(Ks)
     bad = [] if isinstance(Ks, FeatureStack) else check_psd(Ks, psd)
@@ -251,9 +341,17 @@ def alignf_weights(Ks, y, tol: float = 1e-8, psd: str = "check") -> AlignfResult
         res.status = "stationary point" if res.status == "optimal" else res.status
     return res
 
+# %% ../nbs/10_alignment.ipynb #b7baf84d
+def alignf_from_stats(a,          # (p,) statistic a of `alignment_stats`
+                      M,          # (p, p) statistic M of `alignment_stats`
+                      y,          # the labels or target matrix that `a` was computed with
+                      tol=1e-8):  # KKT residual of (7) below which the status is "optimal"
+    r"""`alignf_weights` from the statistics $(\mathbf a,\mathbf M)$ of `alignment_stats`.
 
-def alignf_from_stats(a, M, y, tol=1e-8):
-    "alignf from the statistics `(a, M)` of `alignment_stats`."
+    $$\mathbf v^\star=\arg\min_{\mathbf v\ge0}\mathbf v^\top\mathbf M\mathbf v-2\mathbf v^\top\mathbf a,\qquad
+    \mu=\mathbf v^\star/\lVert\mathbf v^\star\rVert_2$$
+
+    Reference: cortes2012alignment, Sec. 3.2.2, Eq. (7), Props. 9-10."""
     _kernel_alignments(a, M, y)                                 # warns about constant kernels, raises if all are
     v, res, n_ref = nonneg_quadratic(M, a, tol=min(tol, 1e-10))
     nv = np.linalg.norm(v)
@@ -271,19 +369,21 @@ def alignf_from_stats(a, M, y, tol=1e-8):
 # %% ../nbs/10_alignment.ipynb #cde6d379
 @dataclass
 class AlignmentKRRResult:
-    "Single-stage alignment KRR (Eq. 9): weights `mu >= 0`, dual `alpha = (K_mu + I)^-1 y`, objective, certificate."
-    weights: np.ndarray
-    alpha: np.ndarray
-    objective: float
-    status: str
-    gap: float
-    n_iter: int
+    r"""Single-stage alignment KRR solution: $\mu\ge0$, $\alpha=(\mathbf K_\mu+\mathbf I)^{-1}\mathbf y$, objective, certificate.
+
+    Reference: cortes2012alignment, Sec. 3.4, Eq. (9)."""
+    weights: np.ndarray  # mu >= 0
+    alpha: np.ndarray    # dual variables (K_mu + I)^{-1} y
+    objective: float     # value of (9) at mu
+    status: str          # "optimal" (KKT residual <= tol) or "max_iter"
+    gap: float           # relative KKT residual of (9)
+    n_iter: int          # outer iterations
 
     def __repr__(self):
         return (f"AlignmentKRRResult(objective={self.objective:.6g}, nonzero={int((self.weights > 0).sum())}/"
                 f"{len(self.weights)}, status={self.status!r}, kkt={self.gap:.1e}, n_iter={self.n_iter})")
 
-
+# %% ../nbs/10_alignment.ipynb #3b3ce8f9
 def _eq9(Ks, y, mu, a, Q, gamma):
     "Objective (9), its gradient, and alpha at mu."
     K = np.tensordot(mu, Ks, axes=1)
@@ -295,13 +395,25 @@ def _eq9(Ks, y, mu, a, Q, gamma):
     grad = -b - gamma * a + 2 * Q @ mu
     return F, grad, alpha, b
 
+# %% ../nbs/10_alignment.ipynb #d8de0ca7
+def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kernels
+                  y,                     # (m,) real targets
+                  gamma: float = 1.0,    # the paper's gamma >= 0, weight of the alignment term
+                  gamma1: float = 1e-3,  # the paper's gamma' >= 0 (ridge on mu); gamma1 + gamma2 > 0 keeps (9) bounded
+                  gamma2: float = 1.0,   # the paper's gamma'' >= 0 (weight of mu^T M mu)
+                  tol: float = 1e-7,     # relative KKT residual at which the iteration stops
+                  max_iter: int = 500,   # maximum number of outer iterations
+                  mu0=None,              # (p,) starting weights; None: uniform 1/p
+                  psd: str = "check",    # "check" or "assume"; (9) needs K_mu + I positive definite, so "allow" is refused
+                  ) -> AlignmentKRRResult:  # weights, alpha, objective, status and KKT residual
+    r"""Single-stage alignment KRR: the kernel weights minimising the convex objective (9), with the KRR dual.
 
-def alignment_krr(Ks, y, gamma: float = 1.0, gamma1: float = 1e-3, gamma2: float = 1.0, tol: float = 1e-7,
-                  max_iter: int = 500, mu0=None, psd: str = "check") -> AlignmentKRRResult:
-    """Single-stage alignment KRR (Eq. 9): `min_{mu>=0} y^T (K_mu + I)^{-1} y - gamma mu^T a + mu^T (gamma2 M + gamma1 I) mu`.
+    $$\min_{\mu\ge0}\;\mathbf y^\top(\mathbf K_\mu+\mathbf I)^{-1}\mathbf y
+    -\gamma\,\mu^\top\mathbf a+\mu^\top(\gamma''\mathbf M+\gamma'\mathbf I)\mu$$
 
-    gamma, gamma1, gamma2 are the paper's gamma, gamma', gamma'' (>= 0; gamma1 + gamma2 > 0 keeps the problem bounded).
-    psd: "check" (refuse non-PSD kernels) or "assume"; (9) needs `K_mu + I` positive definite, so "allow" is refused."""
+    A monotone fixed-point iteration with the alignf QP as inner step, certified by the KKT residual of (9).
+
+    Reference: cortes2012alignment, Sec. 3.4, Eq. (9); cortes2009l2 (the iteration)."""
     if psd == "allow":
         raise ValueError("alignment_krr needs K_mu + I positive definite for every mu >= 0, i.e. PSD kernels: "
                          "psd='allow' is not available here; use psd='check' or 'assume'.")
@@ -346,13 +458,24 @@ def alignment_krr(Ks, y, gamma: float = 1.0, gamma1: float = 1e-3, gamma2: float
 
 # %% ../nbs/10_alignment.ipynb #5e15038a
 class AlignMKL(CombinedKernelModel):
-    """Two-stage alignment-based MKL (Cortes et al. 2012): weights by `method`, then `estimator` on `K_mu`.
+    r"""Two-stage alignment-based MKL: kernel weights chosen by `method`, then `estimator` trained on the combined kernel.
 
-    method: "unif" | "align" | "alignf" | "linear"; estimator: a scikit-learn estimator taking a precomputed kernel
-    (default `SVC(kernel="precomputed")`). psd: "check" refuses kernels (and, for "linear", combinations) that are not
-    PSD; "allow" fits the second stage on them anyway, with a warning (a stationary point, not an optimum)."""
+    $$\mathbf K_\mu=\sum_{k=1}^p\mu_k\mathbf K_k,\qquad\mu=\tfrac1{\sqrt p}\mathbf 1\ (\text{unif}),\quad
+    \mu_k\propto\hat\rho(\mathbf K_k,\mathbf K_Y)\ (\text{align}),\quad
+    \frac{\mathbf v^\star}{\lVert\mathbf v^\star\rVert}\ (\text{alignf}),\quad
+    \frac{\mathbf M^{-1}\mathbf a}{\lVert\mathbf M^{-1}\mathbf a\rVert}\ (\text{linear})$$
 
-    def __init__(self, kernels=None, method="alignf", estimator=None, normalize="trace", center=True, psd="check"):
+    The second stage sees $\mathbf K_\mu$ rescaled to trace $m$. Fitted: `weights_` (sum one), `kernel_scale_`,
+    `alignment_` (training alignment of $\mathbf K_\mu$) and, for alignf, `alignf_` (an `AlignfResult`).
+
+    Reference: cortes2012alignment, Secs. 3.1-3.2, Eqs. (3), (5)-(7)."""
+
+    def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
+                 method="alignf",     # "unif", "align", "alignf" or "linear"
+                 estimator=None,      # scikit-learn estimator on a precomputed kernel; None: SVC(kernel="precomputed")
+                 normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
+                 center=True,         # center each kernel in feature space with the training statistics
+                 psd="check"):        # "check" refuses non-PSD kernels (and "linear" combinations); "allow" warns
         self.kernels = kernels
         self.method = method
         self.estimator = estimator
@@ -381,11 +504,19 @@ class AlignMKL(CombinedKernelModel):
         self.alignment_ = combined_alignment(mu, a, M, Y)
         return mu
 
-
+# %% ../nbs/10_alignment.ipynb #b5a15221
 class AlignmentKRR(KernelStackEstimator):
-    """Single-stage alignment KRR regressor (Eq. 9), predicting `sum_i alpha_i K_mu(x, x_i) + mean(y)`."""
+    r"""Single-stage alignment KRR regressor $h(x)=\sum_{i=1}^m\alpha_iK_\mu(x,x_i)+\bar y$, with $(\mu,\alpha)$ solving (9).
 
-    def __init__(self, kernels=None, gamma=1.0, gamma1=1e-3, gamma2=1.0, normalize="trace", center=True, tol=1e-7):
+    Reference: cortes2012alignment, Sec. 3.4, Eq. (9)."""
+
+    def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
+                 gamma=1.0,           # the paper's gamma, weight of the alignment term of (9)
+                 gamma1=1e-3,         # the paper's gamma' (ridge on mu)
+                 gamma2=1.0,          # the paper's gamma'' (weight of mu^T M mu)
+                 normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
+                 center=True,         # center each kernel in feature space with the training statistics
+                 tol=1e-7):           # relative KKT residual at which `alignment_krr` stops
         self.kernels = kernels
         self.gamma = gamma
         self.gamma1 = gamma1
@@ -401,7 +532,9 @@ class AlignmentKRR(KernelStackEstimator):
         tags.regressor_tags = RegressorTags()
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X,  # training inputs (m, d)
+            y):       # real training targets (m,)
+        "Solve (9) on standardised targets and trace-m kernels; store `weights_`, `dual_coef_` and `result_`."
         X, y = self._validate_fit(X, y, y_numeric=True)
         y = y.astype(np.float64)
         Ks = self._fit_bank(X)
@@ -421,10 +554,12 @@ class AlignmentKRR(KernelStackEstimator):
         self.dual_coef_ = self.result_.alpha * self.y_scale_
         return self
 
-    def predict(self, X):
-        "`sum_i alpha_i K_mu(x, x_i) + mean(y)`."
+    def predict(self, X):  # inputs (n, d)
+        r"Predictions $h(x)=\sum_i\alpha_iK_\mu(x,x_i)+\bar y$ on new inputs."
         check_is_fitted(self, "weights_")
         return self._combined_test_kernel(X) @ self.dual_coef_ + self.y_mean_
 
-    def score(self, X, y):
+    def score(self, X,  # test inputs (n, d)
+              y):       # true targets (n,)
+        "Coefficient of determination $R^2$ of `predict(X)`."
         return r2_score(y, self.predict(X))

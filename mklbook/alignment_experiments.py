@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from fastcore.basics import patch
 import scipy.sparse as sp
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import euclidean_distances
@@ -59,8 +60,14 @@ def _scale(X, how):
     return (X - lo) / np.where(span > 0, span, 1.0)
 
 
-def median_width_check(name: str, quick: bool = False) -> dict:
-    "For a Table 2 set: median squared distance under raw and [0,1] scaling, and whether 2^g0 <= 1/median <= 2^g1."
+def median_width_check(name: str,            # a key of TABLE2: "kinematics", "ionosphere", "german", "spambase", "splice"
+                       quick: bool = False,  # unused: the check always draws the paper's sample size
+                       ) -> dict:            # {"raw" | "minmax": (median squared distance, 2^g0 <= 1/median <= 2^g1)}
+    r"""Median squared distance of a Table 2 set under raw and $[0,1]$ scaling, and whether the $\gamma$ range brackets its inverse.
+
+    $$\mathrm{med}=\operatorname{median}_{i<j}\lVert x_i-x_j\rVert^2,\qquad2^{\gamma_0}\le1/\mathrm{med}\le2^{\gamma_1}$$
+
+    Reference: cortes2012alignment, Sec. 5.1, Table 2 (the ranges $\gamma_0,\gamma_1$; the median check is this chapter's)."""
     reg, task, size, g0, g1, _ = TABLE2[name]
     X, y = load_dataset(reg)
     X, _ = subsample(X, y, min(size, len(y)), random_state=0)
@@ -71,9 +78,12 @@ def median_width_check(name: str, quick: bool = False) -> dict:
         out[how] = (med, 2.0 ** g0 <= 1 / med <= 2.0 ** g1)
     return out
 
+# %% ../nbs/13_alignment_experiments.ipynb #13af2e72
+def load_table2(name: str,             # a key of TABLE2
+                quick: bool = False):  # 300 points instead of the paper's size
+    """`(X, y, task, gammas)` for a Table 2 data set: subsampled to the paper's size (or 300 points), features scaled.
 
-def load_table2(name: str, quick: bool = False):
-    "`(X, y, task, gammas)` for a Table 2 data set: subsampled to the paper's size (quick: 300 points), scaled."
+    Reference: cortes2012alignment, Sec. 5.1, Table 2."""
     reg, task, size, g0, g1, how = TABLE2[name]
     X, y = load_dataset(reg)
     n = min(300 if quick else size, len(y))
@@ -82,8 +92,15 @@ def load_table2(name: str, quick: bool = False):
     return _scale(X, how), y, task, 2.0 ** np.arange(g0, g1 + 1)
 
 # %% ../nbs/13_alignment_experiments.ipynb #b5dd8e4c
-def held_out_alignment(est, X_test, y_test) -> float:
-    "Centered alignment of the learned combination on test points: `rho_hat(sum_k mu_k K_k(X_test, X_test), Y Y^T)`."
+def held_out_alignment(est,     # a fitted `CombinedKernelModel`, e.g. `AlignMKL`
+                       X_test,  # (n, d) test inputs
+                       y_test,  # (n,) test labels or targets
+                       ) -> float:
+    r"""Centered alignment of the learned combination with the target on test points, base kernels at their training scale.
+
+    $$\hat\rho\Big(\sum_k\mu_k\mathbf K_k(X_{\text{test}},X_{\text{test}}),\ \mathbf Y_{\text{test}}\mathbf Y_{\text{test}}^\top\Big)$$
+
+    Reference: cortes2012alignment, Def. 4 and Sec. 5.1, Table 2 (alignment values)."""
     bank = est.bank_
     raw = KernelBank(bank.kernels_, normalize=None, center=False).fit_transform(X_test)
     K = np.tensordot(est.weights_ / bank.scale_, raw, axes=1)
@@ -95,8 +112,13 @@ C_GRID = [0.1, 1.0, 10.0, 100.0, 1000.0]
 RIDGE_GRID = [1e-3, 1e-2, 1e-1, 1.0, 10.0]
 
 
-def alignment_methods(task: str, gammas, include_one_stage: bool = True) -> dict:
-    "`{name: (estimator, param_grid)}` for Table 2 on a bank of Gaussian kernels with widths `gammas`."
+def alignment_methods(task: str,                       # "classification" (SVM second stage) or "regression" (KRR)
+                      gammas,                          # widths of the Gaussian bank, exp(-gamma ||x - x'||^2)
+                      include_one_stage: bool = True,  # add the one-stage baseline (L1MKL or L2KRRMKL) as "1-stage"
+                      ) -> dict:                       # {name: (estimator, param_grid)}: unif, 1-stage, align, alignf
+    """The methods of Table 2 on one bank of Gaussian kernels, each with the grid its regularisation is tuned on.
+
+    Reference: cortes2012alignment, Sec. 5 (unif, l1-svm / l2-krr, align, alignf)."""
     kernels = gaussian_bank(gammas)
     if task == "classification":
         second, grid = SVC(kernel="precomputed"), {"estimator__C": C_GRID}
@@ -118,8 +140,19 @@ def alignment_methods(task: str, gammas, include_one_stage: bool = True) -> dict
     return {k: methods[k] for k in order if k in methods}
 
 # %% ../nbs/13_alignment_experiments.ipynb #d689fec2
-def run_table1(name: str, quick: bool = False, n_jobs=None, progress: bool = True) -> dict:
-    "Per-kernel test error, rho_hat and A_hat for one Table 2 data set, and their correlations (Table 1)."
+def run_table1(name: str,              # a key of TABLE2
+               quick: bool = False,    # 300 points instead of the paper's size
+               n_jobs=None,            # joblib workers for `evaluate` (None: serial)
+               progress: bool = True,  # unused: the per-kernel evaluations run without progress bars
+               ) -> dict:              # gammas, per-kernel error, rho and A, corr_rho, corr_A and task
+    r"""Table 1 for one data set: each base kernel's test error and training alignments, and their correlations with accuracy.
+
+    $$\operatorname{corr}_k\big(\hat\rho(\mathbf K_k,\mathbf K_Y),\,1-\mathrm{err}_k\big),\qquad
+    \operatorname{corr}_k\big(\hat A(\mathbf K_k,\mathbf K_Y),\,1-\mathrm{err}_k\big)$$
+
+    Errors are RMSE (regression) or error rates; the alignments are averaged over the training parts of the folds.
+
+    Reference: cortes2012alignment, Sec. 2.3, Table 1 and Figure 2."""
     X, y, task, gammas = load_table2(name, quick)
     folds = RotatingFolds(5, random_state=0)
     metric = "rmse" if task == "regression" else "error"
@@ -154,8 +187,16 @@ def _table1_markdown(t1: dict) -> str:
     return markdown_table(["", *names], rows, "l" + "r" * len(names))
 
 # %% ../nbs/13_alignment_experiments.ipynb #4b3aa69c
-def run_table2(names=None, quick: bool = False, n_jobs=None, progress: bool = True) -> dict:
-    "`{dataset: {method: Evaluation}}` for Table 2 (error: RMSE or misclassification %, and test-fold alignment)."
+def run_table2(names=None,             # keys of TABLE2 to run; None: all five
+               quick: bool = False,    # 300 points instead of the paper's size
+               n_jobs=None,            # joblib workers for `evaluate` (None: serial)
+               progress: bool = True,  # show progress bars
+               ) -> dict:              # {dataset: {method: Evaluation}}
+    """Table 2: every method on every data set under the rotating 5-fold protocol, with each test fold's alignment.
+
+    Errors are RMSE (regression) or misclassification % (classification); `extra["alignment"]` is `held_out_alignment`.
+
+    Reference: cortes2012alignment, Sec. 5.1, Table 2 (and Table 4, the significance tests)."""
     names = list(TABLE2) if names is None else names
     out = {}
     for name in names:
@@ -194,90 +235,130 @@ def _table4_markdown(res: dict, alpha: float = 0.1) -> str:
 # %% ../nbs/13_alignment_experiments.ipynb #8079b6bc
 from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
 
-
+# %% ../nbs/13_alignment_experiments.ipynb #f0f8dcf2
 class RankOneMKL(BaseEstimator):
-    """Learning with one rank-one kernel per feature (paper 004, Table 3) from features, never forming the stack.
+    r"""Learning with one rank-one kernel per feature, from the features alone, never forming the kernel stack.
 
-    method: "unif" | "align" | "alignf" | "l2krr" (regression) | "l1svm" (binary classification);
-    task: "regression" (KRR second stage, ridge `alpha`) or "classification" (SVM, `C`).
-    "l1svm" is L1-MKL solved exactly as the 1-norm SVM LP (`mklbook.baselines.l1_mkl_rank_one`): there `C` is the LP's
-    constant C' and the equivalent L1-MKL constant is `result_.C`; it predicts with the LP's own (w, b)."""
+    $$\mathbf K_\mu=\sum_k\mu_k\mathbf z_k\mathbf z_k^\top=\mathbf Z\,\mathrm{diag}(\mu)\,\mathbf Z^\top,\qquad
+    \mu_k\propto(\mathbf z_k^\top\mathbf y_c)^2\ \ (\text{align})$$
 
-    def __init__(self, method="align", task="regression", alpha=1.0, C=1.0, Lambda=1.0):
+    $\mathbf z_k$ is feature column $k$, centered and scaled to unit norm. "l1svm" is L1-MKL solved exactly as the
+    1-norm SVM LP (`mklbook.baselines.l1_mkl_rank_one`): there `C` is the LP's constant $C'$, the equivalent L1-MKL
+    constant is `result_.C`, and the model predicts with the LP's own $(\mathbf w,b)$.
+
+    Reference: cortes2012alignment, Sec. 5.2, Table 3."""
+
+    def __init__(self, method="align",  # "unif", "align", "alignf", "l2krr" (regression) or "l1svm" (binary classification)
+                 task="regression",     # "regression" (KRR second stage) or "classification" (SVM)
+                 alpha=1.0,             # ridge of the KRR second stage (and lam of "l2krr")
+                 C=1.0,                 # SVM constant (for "l1svm": the 1-norm SVM's C')
+                 Lambda=1.0):           # radius of the L2 ball of "l2krr"
         self.method, self.task, self.alpha, self.C, self.Lambda = method, task, alpha, C, Lambda
 
-    def _scaled(self, X):
-        "Kept feature columns scaled to unit centered norm, not centered."
-        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-        return X[:, self.keep_] / self.norm_
-
-    def _features(self, X):
-        return self._scaled(X) - self.mean_ / self.norm_
-
-    def fit(self, X, y):
-        from mklbook.baselines import l1_mkl_rank_one, l2_krr_mkl
-        from mklbook.kernels import FeatureStack
-        from mklbook.alignment import alignf_weights
-        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-        y = np.asarray(y)
-        Xc = X - X.mean(axis=0)
-        norm = np.linalg.norm(Xc, axis=0)
-        self.keep_ = norm > 0
-        self.mean_, self.norm_ = X.mean(axis=0)[self.keep_], norm[self.keep_]
-        Z = Xc[:, self.keep_] / self.norm_
-        m = len(y)
-        yt = y.astype(float) - y.mean() if self.task == "regression" else np.where(y == np.unique(y)[1], 1.0, -1.0)
-        S = FeatureStack(Z)
-        rescale = True
-        if self.method == "unif":
-            mu = np.ones(Z.shape[1])
-        elif self.method == "align":
-            mu = (Z.T @ (yt - yt.mean())) ** 2
-        elif self.method == "alignf":
-            mu = alignf_weights(S, yt).weights
-        elif self.method == "l2krr":
-            self.result_ = l2_krr_mkl(S, yt, lam=self.alpha, Lambda=self.Lambda, tol=1e-6)
-            mu, rescale = self.result_.weights, False
-        elif self.method == "l1svm":   # uncentered, sparse columns: the bias absorbs the mean (see Baselines)
-            self.result_ = l1_mkl_rank_one(sp.csr_array(X[:, self.keep_] / self.norm_), y, C=self.C)
-            mu, rescale = self.result_.weights, False
-        else:
-            raise ValueError(f"unknown method {self.method!r}.")
-        K = S.combine(mu)
-        scale = m / np.trace(K) if rescale else 1.0
-        total = float(mu.sum()) if mu.sum() > 0 else 1.0
-        self.weights_, self.kernel_scale_ = mu / total, scale * total      # K = kernel_scale_ sum_k weights_k z_k z_k'
-        self.Z_ = Z
-        if self.task == "regression":
-            self.y_mean_ = float(y.mean())
-            self.model_ = KernelRidge(kernel="precomputed", alpha=self.alpha).fit(K * scale, y - self.y_mean_)
-        elif self.method == "l1svm":
-            self.classes_, self.model_ = np.unique(y), None
-        else:
-            self.model_ = SVC(kernel="precomputed", C=self.C).fit(K * scale, y)
-        return self
-
-    def _test_kernel(self, X):
-        return (self._features(X) * (self.weights_ * self.kernel_scale_)) @ self.Z_.T
-
-    def predict(self, X):
-        if self.model_ is None:
-            return self.classes_[(self.result_.decision_function(self._scaled(X)) > 0).astype(int)]
-        out = self.model_.predict(self._test_kernel(X))
-        return out + self.y_mean_ if self.task == "regression" else out
-
-    def score(self, X, y):
-        "R^2 (regression) or accuracy (classification)."
-        from sklearn.metrics import accuracy_score, r2_score
-        return r2_score(y, self.predict(X)) if self.task == "regression" else accuracy_score(y, self.predict(X))
-
-    def held_out_alignment(self, X, y):
-        "Centered alignment of the learned combination on test points."
-        Zt = self._features(X)
-        Y = target_matrix(np.asarray(y), "regression" if self.task == "regression" else "classes")
-        return alignment((Zt * self.weights_) @ Zt.T, Y @ Y.T)
+# %% ../nbs/13_alignment_experiments.ipynb #9da28f07
+@patch
+def _scaled(self: RankOneMKL, X):
+    "Kept feature columns scaled to unit centered norm, not centered."
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    return X[:, self.keep_] / self.norm_
 
 
+@patch
+def _features(self: RankOneMKL, X):
+    return self._scaled(X) - self.mean_ / self.norm_
+
+# %% ../nbs/13_alignment_experiments.ipynb #eb6b8056
+@patch
+def fit(self: RankOneMKL, X,  # (m, p) feature matrix, dense or sparse (e.g. bigram counts)
+        y):                  # (m,) targets (regression) or binary labels (classification)
+    r"""Learn the weights by `method`, then fit the second stage on $\mathbf Z\,\mathrm{diag}(\mu)\,\mathbf Z^\top$."""
+    from mklbook.baselines import l1_mkl_rank_one, l2_krr_mkl
+    from mklbook.kernels import FeatureStack
+    from mklbook.alignment import alignf_weights
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    Xc = X - X.mean(axis=0)
+    norm = np.linalg.norm(Xc, axis=0)
+    self.keep_ = norm > 0
+    self.mean_, self.norm_ = X.mean(axis=0)[self.keep_], norm[self.keep_]
+    Z = Xc[:, self.keep_] / self.norm_
+    m = len(y)
+    yt = y.astype(float) - y.mean() if self.task == "regression" else np.where(y == np.unique(y)[1], 1.0, -1.0)
+    S = FeatureStack(Z)
+    rescale = True
+    if self.method == "unif":
+        mu = np.ones(Z.shape[1])
+    elif self.method == "align":
+        mu = (Z.T @ (yt - yt.mean())) ** 2
+    elif self.method == "alignf":
+        mu = alignf_weights(S, yt).weights
+    elif self.method == "l2krr":
+        self.result_ = l2_krr_mkl(S, yt, lam=self.alpha, Lambda=self.Lambda, tol=1e-6)
+        mu, rescale = self.result_.weights, False
+    elif self.method == "l1svm":   # uncentered, sparse columns: the bias absorbs the mean (see Baselines)
+        self.result_ = l1_mkl_rank_one(sp.csr_array(X[:, self.keep_] / self.norm_), y, C=self.C)
+        mu, rescale = self.result_.weights, False
+    else:
+        raise ValueError(f"unknown method {self.method!r}.")
+    K = S.combine(mu)
+    scale = m / np.trace(K) if rescale else 1.0
+    total = float(mu.sum()) if mu.sum() > 0 else 1.0
+    self.weights_, self.kernel_scale_ = mu / total, scale * total      # K = kernel_scale_ sum_k weights_k z_k z_k'
+    self.Z_ = Z
+    if self.task == "regression":
+        self.y_mean_ = float(y.mean())
+        self.model_ = KernelRidge(kernel="precomputed", alpha=self.alpha).fit(K * scale, y - self.y_mean_)
+    elif self.method == "l1svm":
+        self.classes_, self.model_ = np.unique(y), None
+    else:
+        self.model_ = SVC(kernel="precomputed", C=self.C).fit(K * scale, y)
+    return self
+
+# %% ../nbs/13_alignment_experiments.ipynb #7e14d323
+@patch
+def _test_kernel(self: RankOneMKL, X):
+    return (self._features(X) * (self.weights_ * self.kernel_scale_)) @ self.Z_.T
+
+
+@patch
+def predict(self: RankOneMKL, X):  # (n, p) feature matrix
+    r"""Predictions of the second stage on the combined test kernel (for "l1svm": the sign of $\mathbf z^\top\mathbf w+b$)."""
+    if self.model_ is None:
+        return self.classes_[(self.result_.decision_function(self._scaled(X)) > 0).astype(int)]
+    out = self.model_.predict(self._test_kernel(X))
+    return out + self.y_mean_ if self.task == "regression" else out
+
+
+@patch
+def score(self: RankOneMKL, X,  # (n, p) test feature matrix
+          y):                  # (n,) true targets or labels
+    "$R^2$ (regression) or accuracy (classification) of `predict(X)`."
+    from sklearn.metrics import accuracy_score, r2_score
+    return r2_score(y, self.predict(X)) if self.task == "regression" else accuracy_score(y, self.predict(X))
+
+
+@patch
+def held_out_alignment(self: RankOneMKL, X,  # (n, p) test feature matrix
+                       y):                  # (n,) test targets or labels
+    r"Centered alignment of the learned combination on test points, $\hat\rho(\mathbf Z_t\mathrm{diag}(\mu)\mathbf Z_t^\top,\mathbf Y\mathbf Y^\top)$."
+    Zt = self._features(X)
+    Y = target_matrix(np.asarray(y), "regression" if self.task == "regression" else "classes")
+    return alignment((Zt * self.weights_) @ Zt.T, Y @ Y.T)
+
+# %% ../nbs/13_alignment_experiments.ipynb #18f46927
+def _table3_markdown(res: dict, task: str) -> str:
+    rows = []
+    for dom, methods in res.items():
+        for meth, ev in methods.items():
+            scale = 100.0 if ev.metric == "error" else 1.0
+            al = ev.extra["alignment"]
+            paper = PAPER_TABLE3[task].get(meth, {}).get(dom, ("–", "–"))
+            rows.append([dom, meth, f"{ev.mean / scale:.3f} ± {ev.std / scale:.3f}", paper[0],
+                         f"{al.mean():.3f} ± {al.std(ddof=1):.3f}", paper[1]])
+    return markdown_table(["domain", "method", "error (book)", "error (paper)", "alignment (book)", "alignment (paper)"],
+                          rows, "llrrrr")
+
+# %% ../nbs/13_alignment_experiments.ipynb #211d9b1a
 PAPER_TABLE3 = {  # task -> method -> domain -> (error, alignment)
     "regression": {
         "unif": {"books": ("1.442 ± .015", "0.029 ± .005"), "dvd": ("1.438 ± .033", "0.029 ± .005"),
@@ -299,9 +380,16 @@ PAPER_TABLE3 = {  # task -> method -> domain -> (error, alignment)
 L1SVM_GRID = [1.0, 3.0, 10.0, 30.0]   # the 1-norm SVM's C' (below 1 it keeps ~no feature; above 10 it is at its hard-margin end)
 
 
-def run_table3(domains=("books", "dvd", "electronics", "kitchen"), task="regression", n=2000, max_features=4000,
-               n_jobs=None, progress: bool = True) -> dict:
-    "`{domain: {method: Evaluation}}` for Table 3 (RMSE on the rating, or misclassification % of rating >= 4)."
+def run_table3(domains=("books", "dvd", "electronics", "kitchen"),  # sentiment domains to run
+               task="regression",      # "regression" (the rating, RMSE) or "classification" (rating >= 4, error %)
+               n=2000,                 # reviews drawn per domain (dvd: at most 1024)
+               max_features=4000,      # most frequent bigrams kept, one rank-one kernel each
+               n_jobs=None,            # joblib workers for `evaluate` (None: serial)
+               progress: bool = True,  # show progress bars
+               ) -> dict:              # {domain: {method: Evaluation}}
+    """Table 3: unif, the one-stage baseline and align on rank-one bigram kernels, for each sentiment domain.
+
+    Reference: cortes2012alignment, Sec. 5.2, Table 3 (and Table 5, the significance tests)."""
     from mklbook.data import load_sentiment
     grid_key = "alpha" if task == "regression" else "C"
     grid_vals = RIDGE_GRID if task == "regression" else C_GRID
@@ -322,24 +410,22 @@ def run_table3(domains=("books", "dvd", "electronics", "kitchen"), task="regress
     return out
 
 
-def _table3_markdown(res: dict, task: str) -> str:
-    rows = []
-    for dom, methods in res.items():
-        for meth, ev in methods.items():
-            scale = 100.0 if ev.metric == "error" else 1.0
-            al = ev.extra["alignment"]
-            paper = PAPER_TABLE3[task].get(meth, {}).get(dom, ("–", "–"))
-            rows.append([dom, meth, f"{ev.mean / scale:.3f} ± {ev.std / scale:.3f}", paper[0],
-                         f"{al.mean():.3f} ± {al.std(ddof=1):.3f}", paper[1]])
-    return markdown_table(["domain", "method", "error (book)", "error (paper)", "alignment (book)", "alignment (paper)"],
-                          rows, "llrrrr")
+
 
 # %% ../nbs/13_alignment_experiments.ipynb #ac6e3248
 ONE_STAGE_GRID = {"gamma": [0.1, 1.0, 10.0], "gamma1": [1e-3, 1e-1], "gamma2": [0.1, 1.0, 10.0]}
 
 
-def run_figure3(name: str, quick: bool = False, grid: dict | None = None) -> dict:
-    "alignf weights and cross-validated single-stage alignment-KRR weights on the first rotation of a regression set."
+def run_figure3(name: str,                 # a regression key of TABLE2: "kinematics" or "ionosphere"
+                quick: bool = False,       # 300 points instead of the paper's size
+                grid: dict | None = None,  # parameter grid of `AlignmentKRR`; None: ONE_STAGE_GRID
+                ) -> dict:                 # gammas, both unit-norm weight vectors, chosen params, cosine, status
+    r"""Figure 3: alignf's weights beside those of single-stage alignment KRR tuned on the first rotation's validation fold.
+
+    $$\cos(\mu_{\text{1-stage}},\mu_{\text{alignf}})
+    =\frac{\mu_{\text{1-stage}}^\top\mu_{\text{alignf}}}{\lVert\mu_{\text{1-stage}}\rVert\,\lVert\mu_{\text{alignf}}\rVert}$$
+
+    Reference: cortes2012alignment, Sec. 5.1, Figure 3 (single-stage problem: Sec. 3.4, Eq. (9))."""
     from sklearn.model_selection import ParameterGrid
     from mklbook.alignment import AlignmentKRR
     X, y, task, gammas = load_table2(name, quick)
@@ -357,7 +443,7 @@ def run_figure3(name: str, quick: bool = False, grid: dict | None = None) -> dic
     return {"gammas": gammas, "one_stage": w1, "alignf": w2, "params": best.get_params(), "cosine": float(w1 @ w2),
             "status": best.result_.status}
 
-# %% ../nbs/13_alignment_experiments.ipynb #9f57ad1d
+# %% ../nbs/13_alignment_experiments.ipynb #d3db4bbd
 def _quick_sets():
     from sklearn.datasets import load_breast_cancer, load_diabetes
     Xb, yb = load_breast_cancer(return_X_y=True)
@@ -365,9 +451,14 @@ def _quick_sets():
     mm = lambda X: _scale(X, "minmax")
     return {"breast_cancer": (mm(Xb), yb, "classification"), "diabetes": (mm(Xd), yd.astype(float), "regression")}
 
-
+# %% ../nbs/13_alignment_experiments.ipynb #9f57ad1d
 @reproduction("alignment", "paper 004 (centered alignment): Tables 1-5, Figures 2-3", order=10)
-def reproduce_alignment(out: Path, quick: bool = True, n_jobs=None, progress: bool = True) -> list:
+def reproduce_alignment(out: Path,              # output directory; the files go to out/alignment
+                        quick: bool = True,     # Table 2 only, on embedded breast-cancer and diabetes data (a minute)
+                        n_jobs=None,            # joblib workers for `evaluate` (None: serial)
+                        progress: bool = True,  # show progress bars
+                        ) -> list:              # paths of the files written
+    "Write the paper's Tables 1-5 (Markdown and JSON) and Figures 2-3 under `out/alignment` (`mklbook reproduce alignment`)."
     out = Path(out) / "alignment"
     out.mkdir(parents=True, exist_ok=True)
     files = []
@@ -387,10 +478,9 @@ def reproduce_alignment(out: Path, quick: bool = True, n_jobs=None, progress: bo
         (out / "table1.md").write_text("# Table 1: correlation of alignment with base-kernel accuracy\n\n" +
                                        _table1_markdown(t1) + "\n")
         files += [out / "table1.md", save_json(t1, out / "table1.json")]
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+        from matplotlib.figure import Figure        # not pyplot: no backend is switched, nothing is displayed
+        fig = Figure(figsize=(8, 3.2))
+        axes = fig.subplots(1, 2)
         for ax, n in zip(axes, ["splice", "kinematics"]):
             r = t1[n]
             ax.scatter(1 - r["error"], r["rho"], label="centered", color="tab:blue")

@@ -86,9 +86,14 @@ def _A_hat(K, Kp) -> float:
 def figure1_alignments(
     alpha,  # fraction of the mass at (-1, 0) (label -1), in [0, 1]; scalar or array
 ):
-    """Figure 1 (b): `A = sqrt(alpha^2 + (1 - alpha)^2)` (uncentered) and `rho = 1` (centered; NaN at alpha in {0, 1}).
+    r"""Uncentered and centered alignment of the two-point distribution of Figure 1 (b), as functions of $\alpha$.
 
-    Returns the pair `(A, rho)`, scalars or arrays like `alpha`."""
+    $$A(\alpha)=\sqrt{\alpha^2+(1-\alpha)^2},\qquad\rho(\alpha)=1\quad(0<\alpha<1)$$
+
+    Returns the pair `(A, rho)`, scalars or arrays like `alpha`; `rho` is NaN at $\alpha\in\{0,1\}$ (a point mass,
+    where Definition 2 does not apply).
+
+    Reference: cortes2012alignment, Sec. 2.3, Figure 1."""
     al = _num(alpha, "alpha")
     if (al < 0).any() or (al > 1).any():
         raise ValueError(f"alpha is the fraction of points at (-1, 0) and must lie in [0, 1]; got {alpha!r}.")
@@ -101,17 +106,27 @@ def unnormalized_alignment(
     K,   # kernel matrix (m, m) of a sample
     Kp,  # second kernel matrix (m, m) of the same sample, e.g. y y^T
 ) -> float:
-    "Unnormalized centered alignment of two kernel matrices (Def. 5): `rho_u_hat = <K_c, K'_c>_F / m^2`."
+    r"""Unnormalized centered alignment of two kernel matrices of the same sample (Definition 5).
+
+    $$\hat\rho_u(\mathbf K,\mathbf K')=\frac1{m^2}\langle\mathbf K_c,\mathbf K'_c\rangle_F$$
+
+    Reference: cortes2012alignment, Sec. 3.1, Def. 5."""
     K, Kp = _pair(K, Kp)
     return float((center(K) * Kp).sum() / K.shape[0] ** 2)   # Lemma 1: one side need not be centered
 
-
+# %% ../nbs/11_alignment_theory.ipynb #00b1321b
 def lemma6_bound(
     R2,                  # R^2 >= sup_x K_c(x, x) (or >= sup_x K(x, x))
     M,                   # M >= sup |y|
     paper: bool = False,  # return the printed bound M R^2 (false for M > 1)
 ):
-    "Lemma 6's upper bound on `rho_u(K, K_Y)` and `rho_u_hat`: `M^2 R^2` (the paper prints `M R^2`, valid for M <= 1)."
+    r"""Lemma 6's upper bound on the unnormalized alignment with the target kernel, corrected (or as printed if `paper`).
+
+    $$0\le\rho_u(K,K_Y)\le M^2R^2,\qquad0\le\hat\rho_u(\mathbf K,\mathbf K_Y)\le M^2R^2$$
+
+    The paper prints $MR^2$, which is valid only for $M\le1$.
+
+    Reference: cortes2012alignment, Sec. 3.1, Lemma 6."""
     R2, M = _pos(R2, "R2"), _pos(M, "M")
     return _out(M * R2 if paper else M ** 2 * R2)
 
@@ -121,7 +136,11 @@ def lemma18_sensitivity(
     R2,   # R^2 >= sup_x K(x, x)
     R2p,  # R'^2 >= sup_x K'(x, x)
 ):
-    "Lemma 18: bound on the change of `<K_c, K'_c>_F / m^2` when one of the m points changes: `24 R^2 R'^2 / m`."
+    r"""Lemma 18: the largest change of $\hat b=\langle\mathbf K_c,\mathbf K'_c\rangle_F/m^2$ when one of the $m$ points changes.
+
+    $$|\hat b(S)-\hat b(S')|\le\frac{24R^2R'^2}{m}\qquad(S,S'\text{ differing in one point})$$
+
+    Reference: cortes2012alignment, App. A, Lemma 18."""
     m, R2, R2p = _sizes(m), _pos(R2, "R2"), _pos(R2p, "R2p")
     return _out(24 * R2 * R2p / m)
 
@@ -132,19 +151,28 @@ def lemma19_exact_bias(
     e0,  # E_x[K_c(x, x) K'_c(x, x)]
     g,   # E_x[K_c(x, x)] E_x[K'_c(x, x)]
 ):
-    "Exact bias `E_S[<K_c, K'_c>_F / m^2] - E[K_c K'_c] = [(m-1)^2 e0 - (3m^2 - 4m + 2) b + (m-1) g] / m^3`."
+    r"""Exact bias of the plug-in statistic $\langle\mathbf K_c,\mathbf K'_c\rangle_F/m^2$ as an estimate of $b=\mathrm E[K_cK'_c]$.
+
+    $$\mathrm E_S\Big[\frac{\langle\mathbf K_c,\mathbf K'_c\rangle_F}{m^2}\Big]-b=\frac{(m-1)^2e_0-(3m^2-4m+2)\,b+(m-1)\,g}{m^3}$$
+
+    Reference: cortes2012alignment, App. A, Lemma 19 (this exact form is derived in the chapter)."""
     m = _sizes(m)
     b, e0, g = (_pos(v, n, allow_zero=True) for v, n in ((b, "b"), (e0, "e0"), (g, "g")))
     return _out(((m - 1) ** 2 * e0 - (3 * m * m - 4 * m + 2) * b + (m - 1) * g) / m ** 3)
 
-
+# %% ../nbs/11_alignment_theory.ipynb #ec3d299f
 def lemma19_bias_bound(
     m,                   # sample size (integer >= 1; scalar or array)
     R2,                  # R^2 >= sup_x K(x, x)
     R2p,                 # R'^2 >= sup_x K'(x, x)
     sharp: bool = False,  # use this chapter's constant 4 instead of the paper's 18
 ):
-    "Lemma 19: `|E_S[<K_c, K'_c>_F / m^2] - E[K_c K'_c]| <= c R^2 R'^2 / m`, c = 18 (paper) or 4 (`sharp`, this chapter)."
+    r"""Lemma 19's bound on the bias of $\langle\mathbf K_c,\mathbf K'_c\rangle_F/m^2$: the paper's constant 18, or 4 if `sharp`.
+
+    $$\Big|\mathrm E[K_cK'_c]-\mathrm E_S\Big[\frac{\langle\mathbf K_c,\mathbf K'_c\rangle_F}{m^2}\Big]\Big|\le\frac{c\,R^2R'^2}{m},
+    \qquad c=18\ (\text{paper}),\ c=4\ (\text{sharp, this chapter})$$
+
+    Reference: cortes2012alignment, App. A, Lemma 19."""
     m, R2, R2p = _sizes(m), _pos(R2, "R2"), _pos(R2p, "R2p")
     return _out((4.0 if sharp else 18.0) * R2 * R2p / m)
 
@@ -156,12 +184,19 @@ def prop11_bound(
     R2p,                 # R'^2 >= sup_x K'(x, x)
     sharp: bool = False,  # bias term 4 R^2 R'^2 / m (sharp Lemma 19) instead of 18 R^2 R'^2 / m
 ):
-    "Prop. 11: `|<K_c,K'_c>_F/m^2 - E[K_c K'_c]| <= c R^2R'^2/m + 24 R^2R'^2 sqrt(log(2/delta)/(2m))`, c = 18 (4 if `sharp`)."
+    r"""Proposition 11: bound on the deviation of $\langle\mathbf K_c,\mathbf K'_c\rangle_F/m^2$ from $\mathrm E[K_cK'_c]$.
+
+    $$\Big|\frac{\langle\mathbf K_c,\mathbf K'_c\rangle_F}{m^2}-\mathrm E[K_cK'_c]\Big|\le\frac{c\,R^2R'^2}{m}
+    +24R^2R'^2\sqrt{\frac{\log\frac2\delta}{2m}},\qquad c=18\ (4\text{ if sharp})$$
+
+    with probability at least $1-\delta$.
+
+    Reference: cortes2012alignment, Sec. 4.1, Prop. 11."""
     m, delta, R2, R2p = _sizes(m), _delta(delta), _pos(R2, "R2"), _pos(R2p, "R2p")
     c = 4.0 if sharp else 18.0
     return _out(c * R2 * R2p / m + 24 * R2 * R2p * np.sqrt(np.log(2 / delta) / (2 * m)))
 
-
+# %% ../nbs/11_alignment_theory.ipynb #b41ee2f6
 def theorem12_beta(
     R2,                  # R^2 >= sup_x K(x, x)
     R2p,                 # R'^2 >= sup_x K'(x, x)
@@ -169,7 +204,12 @@ def theorem12_beta(
     ap,                  # E[K'_c^2] > 0
     paper: bool = False,  # the printed beta, with R^2 R'^2 in both numerators (valid when R = R')
 ):
-    "The beta of Theorem 12: `max(R^4 / E[K_c^2], R'^4 / E[K'_c^2])` (`paper=True`: `R^2 R'^2` in both numerators)."
+    r"""The constant $\beta$ of Theorem 12, corrected (or as printed if `paper`, which is right only when $R=R'$).
+
+    $$\beta=\max\Big(\frac{R^4}{\mathrm E[K_c^2]},\frac{R'^4}{\mathrm E[K_c'^2]}\Big)
+    \qquad(\text{paper: }R^2R'^2\text{ in both numerators})$$
+
+    Reference: cortes2012alignment, Sec. 4.1, Theorem 12."""
     R2, R2p, a, ap = _pos(R2, "R2"), _pos(R2p, "R2p"), _num(a, "a"), _num(ap, "ap")
     if (a <= 0).any() or (ap <= 0).any():
         raise ValueError(f"a = E[K_c^2] and ap = E[K'_c^2] must be positive (Definition 2 excludes kernels that are "
@@ -180,14 +220,19 @@ def theorem12_beta(
         return _out(np.maximum(R2 * R2p / a, R2 * R2p / ap))
     return _out(np.maximum(R2 ** 2 / a, R2p ** 2 / ap))
 
-
+# %% ../nbs/11_alignment_theory.ipynb #3f1745c1
 def theorem12_bound(
     m,                   # sample size (integer >= 1; scalar or array)
     delta,               # failure probability in (0, 1)
     beta,                # max(R^4 / E[K_c^2], R'^4 / E[K'_c^2]) >= 1, see `theorem12_beta`
     sharp: bool = False,  # this chapter's constants: 2 beta [4/m + 24 sqrt(log(6/delta)/(2m))]
 ):
-    "Theorem 12: `|rho - rho_hat| <= 18 beta [3/m + 8 sqrt(log(6/delta)/(2m))]` (`sharp`: `2 beta [4/m + 24 sqrt(...)]`)."
+    r"""Theorem 12: the deviation of the empirical centered alignment from the true one, with probability $\ge1-\delta$.
+
+    $$|\rho(K,K')-\hat\rho(\mathbf K,\mathbf K')|\le18\beta\Big[\frac3m+8\sqrt{\frac{\log\frac6\delta}{2m}}\Big]
+    \qquad\Big(\text{sharp: }2\beta\Big[\frac4m+24\sqrt{\frac{\log\frac6\delta}{2m}}\Big]\Big)$$
+
+    Reference: cortes2012alignment, Sec. 4.1, Theorem 12."""
     m, delta, beta = _sizes(m), _delta(delta), _num(beta, "beta")
     if (beta < 1 - 1e-12).any():
         raise ValueError(f"beta = max(R^4/E[K_c^2], R'^4/E[K'_c^2]) is at least 1 because E[K_c^2] <= R^4; got {beta!r}: "
@@ -203,9 +248,14 @@ def alignment_predictor(
     K_train,                # raw kernel matrix (m, m) of the training points
     y,                      # training labels (m,)
     normalized: bool = True,  # h_S (True) or g_S (False)
-) -> np.ndarray:
-    """The empirical alignment predictors of Section 4.2: `g_S(x) = (1/m) sum_i y_i K_c(x, x_i)` and
-    `h_S(x) = g_S(x) / (||K_c||_F/m * ||K_Yc||_F/m)` (`normalized=True`), with `K_c` centered by the training mean."""
+) -> np.ndarray:  # (n,) predictions h_S(x) or g_S(x)
+    r"""The empirical alignment predictor $h_S$ (or $g_S$ if not `normalized`) at the points of the rows of `K_test`.
+
+    $$g_S(x)=\frac1m\sum_{i=1}^my_iK_c(x,x_i),\qquad h_S(x)=\frac{g_S(x)}{\|\mathbf K_c\|_F/m\cdot\|\mathbf K_{Y,c}\|_F/m}$$
+
+    $K_c$ is centered with the training mean; the denominator uses the centered label kernel $\mathbf K_{Y,c}$.
+
+    Reference: cortes2012alignment, Sec. 4.2."""
     K_train = check_stack(K_train, "K_train")[0]
     m = K_train.shape[0]
     K_test = check_stack(K_test, "K_test", square=False, m=m)[0]
@@ -226,12 +276,16 @@ def alignment_predictor(
         raise ValueError("all training labels are equal (||K_Yc||_F = 0): h_S is undefined; the sample needs two classes.")
     return g / (nK * nY)
 
-
+# %% ../nbs/11_alignment_theory.ipynb #6fca128b
 def gamma_hat(
     K_test,   # raw kernel values (n, m) between n points and the m training points
     K_train,  # raw kernel matrix (m, m) of the training points
-) -> np.ndarray:
-    "Empirical `gamma(x) = sqrt(mean_i K_c(x, x_i)^2 / (||K_c||_F^2 / m^2))` for each row of `K_test` (Section 4.2)."
+) -> np.ndarray:  # (n,) values gamma_hat(x) >= 0
+    r"""Empirical $\gamma(x)$ of Section 4.2 at the points of the rows of `K_test` (its supremum is Theorem 13's $\Gamma$).
+
+    $$\hat\gamma(x)=\sqrt{\frac{\frac1m\sum_{i=1}^mK_c(x,x_i)^2}{\|\mathbf K_c\|_F^2/m^2}}$$
+
+    Reference: cortes2012alignment, Sec. 4.2."""
     K_train = check_stack(K_train, "K_train")[0]
     m = K_train.shape[0]
     K_test = check_stack(K_test, "K_test", square=False, m=m)[0]
@@ -240,12 +294,16 @@ def gamma_hat(
         raise ValueError("the kernel is constant on the training sample (||K_c||_F = 0): gamma is undefined.")
     return np.sqrt((center_test(K_test, K_train) ** 2).mean(axis=1) / a_hat)
 
-
+# %% ../nbs/11_alignment_theory.ipynb #54067fc6
 def theorem13_bound(
     rho,    # centered alignment rho(K, K_Y), in [-1, 1]
     Gamma,  # sup_x gamma(x) >= 1
 ):
-    "Theorem 13: `R(h*) <= 1 - rho / Gamma` (binary classification, labels +-1 centered)."
+    r"""Theorem 13: error bound of the alignment predictor $h^*$ in binary classification (labels $\pm1$, centered).
+
+    $$R(h^*)=\Pr[yh^*(x)<0]\le1-\frac{\rho(K,K_Y)}{\Gamma}$$
+
+    Reference: cortes2012alignment, Sec. 4.2, Theorem 13."""
     rho, Gamma = _num(rho, "rho"), _num(Gamma, "Gamma")
     if (np.abs(rho) > 1 + 1e-12).any():
         raise ValueError(f"rho is an alignment and lies in [-1, 1]; got {rho!r}.")
@@ -253,22 +311,30 @@ def theorem13_bound(
         raise ValueError(f"Gamma = sup_x gamma(x) is at least 1 because E[gamma(x)^2] = 1; got {Gamma!r}.")
     return _out(1 - rho / Gamma)
 
-
+# %% ../nbs/11_alignment_theory.ipynb #2a6daf3a
 def theorem14_bound(
     rho,  # centered alignment rho(K, K_Y), in [-1, 1]
 ):
-    "Theorem 14: `R(h*) = E[(y - h*(x))^2] <= 2 (1 - rho)` (regression, E[y] = 0, E[y^2] = 1)."
+    r"""Theorem 14: error bound of the alignment predictor $h^*$ in regression ($\mathrm E[y]=0$, $\mathrm E[y^2]=1$).
+
+    $$R(h^*)=\mathrm E[(y-h^*(x))^2]\le2\big(1-\rho(K,K_Y)\big)$$
+
+    Reference: cortes2012alignment, Sec. 4.2, Theorem 14."""
     rho = _num(rho, "rho")
     if (np.abs(rho) > 1 + 1e-12).any():
         raise ValueError(f"rho is an alignment and lies in [-1, 1]; got {rho!r}.")
     return _out(2 * (1 - rho))
 
-
+# %% ../nbs/11_alignment_theory.ipynb #cd73ce1e
 def theorem15_bound(
     rho_u,  # unnormalized alignment rho_u(K, K_Y) = E[K_c K_Yc]
     R2,     # R^2 >= sup_x K_c(x, x)
 ):
-    "Theorem 15: `R(g*) <= 1 - rho_u / R^2` (binary classification, sup_x K_c(x, x) <= R^2)."
+    r"""Theorem 15: error bound of the unnormalized predictor $g^*$ in binary classification ($\sup_xK_c(x,x)\le R^2$).
+
+    $$R(g^*)=\Pr[yg^*(x)<0]\le1-\frac{\rho_u(K,K_Y)}{R^2}$$
+
+    Reference: cortes2012alignment, Sec. 4.2, Theorem 15."""
     R2, rho_u = _pos(R2, "R2"), _num(rho_u, "rho_u")
     if (rho_u > R2 * (1 + 1e-12)).any() or (rho_u < -R2 * (1 + 1e-12)).any():
         raise ValueError(f"|rho_u| cannot exceed R^2 when |y| = 1 (Lemma 6); got rho_u={rho_u!r}, R2={R2!r}.")
@@ -286,8 +352,16 @@ def theorem16_bound(
     Lambda1: float = 1.0,  # ||mu||_1 = ||mu'||_1 = Lambda1
     paper: bool = False,   # the printed (invalid) form
 ) -> float:
-    """Pointwise stability of two-stage KRR (Theorem 16). Corrected: `2kM(1 + sqrt(k/l0))/(l0 m) + kM ||dmu||_s ||K||_{2,t}/(l0^2 m)
-    + M R^2 ||dmu||_1 / l0`, k = Lambda1 R^2; `paper=True`: `(2kM/(l0 m)) [1 + ||dmu||_s ||K||_{2,t} / (2 l0)]`."""
+    r"""Theorem 16, corrected: bound on $|h'(x)-h(x)|$ for two-stage KRR when one training point changes.
+
+    $$|h'(x)-h(x)|\le\frac{2\kappa M}{\lambda_0m}\Big(1+\sqrt{\kappa/\lambda_0}\Big)
+    +\frac{\kappa M\,\|\Delta\boldsymbol\mu\|_s\|\mathbf K\|_{2,t}}{\lambda_0^2m}
+    +\frac{MR^2\|\Delta\boldsymbol\mu\|_1}{\lambda_0},\qquad\kappa=\Lambda_1R^2$$
+
+    `paper=True` gives the printed (invalid) form
+    $\frac{2\kappa M}{\lambda_0m}\big[1+\frac{\|\Delta\boldsymbol\mu\|_s\|\mathbf K\|_{2,t}}{2\lambda_0}\big]$.
+
+    Reference: cortes2012alignment, Sec. 4.3, Theorem 16."""
     m, lambda0, R2, M = _sizes(m), _pos(lambda0, "lambda0"), _pos(R2, "R2"), _pos(M, "M")
     Lambda1 = _pos(Lambda1, "Lambda1")
     dmu = _num(delta_mu, "delta_mu").ravel()
@@ -317,8 +391,14 @@ def theorem17_bound(
     dmu_1=None,            # uniform bound on ||dmu||_1; None: 2 Lambda1
     paper: bool = False,   # stability as printed in Theorem 16 (the assembly is always the corrected one)
 ):
-    """Theorem 17: `R(h_S) <= R_hat + 2 beta + (4 m beta + M1^2/4) sqrt(log(1/delta)/(2m))`, `beta = M1 * sigma_m`,
-    `M1 = 2(1 + sqrt(Lambda1 R^2/lambda0)) M`, `sigma_m` Theorem 16's bound (corrected, or as printed if `paper`)."""
+    r"""Theorem 17 (corrected assembly): generalization bound of two-stage KRR kernel learning, with probability $\ge1-\delta$.
+
+    $$R(h_S)\le\hat R(h_S)+2\beta+\Big(4m\beta+\frac{M_1^2}4\Big)\sqrt{\frac{\log\frac1\delta}{2m}},\qquad\beta=M_1\sigma_m,\quad
+    M_1=2\Big[1+\sqrt{\tfrac{\Lambda_1R^2}{\lambda_0}}\Big]M$$
+
+    $\sigma_m$ is Theorem 16's stability bound (corrected, or as printed if `paper`).
+
+    Reference: cortes2012alignment, Sec. 4.3, Theorem 17."""
     m, delta, emp = _sizes(m), _delta(delta), _pos(emp_risk, "emp_risk", allow_zero=True)
     M, R2, lambda0, Lambda1 = _pos(M, "M"), _pos(R2, "R2"), _pos(lambda0, "lambda0"), _pos(Lambda1, "Lambda1")
     dK = 2 * Lambda1 if dmu_K is None else _pos(dmu_K, "dmu_K", allow_zero=True)
@@ -335,11 +415,13 @@ def theorem17_bound(
 
 # %% ../nbs/11_alignment_theory.ipynb #3377fd27
 class Prop21Bound(NamedTuple):
-    "Proposition 21's bounds: `dv` on `||v' - v||_2` and `dmu` on `||mu' - mu||_q` for `mu = v / ||v||_q`."
-    dv: float
-    dmu: float
+    r"""Bounds of Proposition 21: `dv` on $\|\Delta\mathbf v\|_2$, `dmu` on $\|\Delta\boldsymbol\mu\|_q$ ($\boldsymbol\mu=\mathbf v/\|\mathbf v\|_q$).
 
+    Reference: cortes2012alignment, App. B, Prop. 21 and Lemma 20."""
+    dv: float   # bound on ||v' - v||_2
+    dmu: float  # bound on ||mu' - mu||_q
 
+# %% ../nbs/11_alignment_theory.ipynb #e15283ae
 def prop21_bound(
     M,              # alignf matrix M_kl = <K_kc, K_lc>_F on S, (p, p), positive definite
     delta_a,        # a' - a, the change of a_k = <K_kc, y y^T>_F, (p,)
@@ -347,8 +429,13 @@ def prop21_bound(
     v,              # alignf solution on S, (p,)
     v_prime,        # alignf solution on S', (p,)
     q: float = 2.0,  # the weights are mu = v / ||v||_q
-) -> Prop21Bound:
-    """Prop. 21 + Lemma 20: `||dv||_2 <= ||da - dM v'||_2 / lambda_min(M)`, `||dmu||_q <= 2 p^max(0, 1/q-1/2) ||dv||_2 / max(||v||_q, ||v'||_q)`."""
+) -> Prop21Bound:  # (dv, dmu)
+    r"""Proposition 21 with Lemma 20: how far the alignf solution and weights move when one training point changes.
+
+    $$\|\Delta\mathbf v\|_2\le\frac{\|\Delta\mathbf a-(\Delta\mathbf M)\mathbf v'\|_2}{\lambda_{\min}(\mathbf M)},\qquad
+    \|\Delta\boldsymbol\mu\|_q\le\frac{2p^{\max(0,1/q-1/2)}\|\Delta\mathbf v\|_2}{\max(\|\mathbf v\|_q,\|\mathbf v'\|_q)}$$
+
+    Reference: cortes2012alignment, App. B, Prop. 21 and Lemma 20."""
     M = _num(M, "M")
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         raise ValueError(f"M must be a square (p, p) matrix; got shape {M.shape}.")

@@ -25,9 +25,16 @@ __all__ = ['UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_ra
 
 # %% ../nbs/12_baselines.ipynb #964b936b
 class UniformMKL(CombinedKernelModel):
-    "Uniform combination `K = (1/p) sum_k K_k`, then `estimator` (default SVM) on it."
+    r"""Uniform combination of the bank's kernels, then `estimator` (default an SVM) trained on it.
 
-    def __init__(self, kernels=None, estimator=None, normalize="trace", center=True):
+    $$\mathbf K=\frac1p\sum_{k=1}^p\mathbf K_k$$
+
+    Reference: cortes2012alignment, Sec. 5 (unif)."""
+
+    def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
+                 estimator=None,      # scikit-learn estimator on a precomputed kernel; None: SVC(kernel="precomputed")
+                 normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
+                 center=True):        # center each kernel in feature space with the training statistics
         self.kernels = kernels
         self.estimator = estimator
         self.normalize = normalize
@@ -39,22 +46,24 @@ class UniformMKL(CombinedKernelModel):
 # %% ../nbs/12_baselines.ipynb #600717f6
 @dataclass
 class MKLResult:
-    "One-stage MKL solution: `weights` (mu), the kernel machine's dual `alpha` and `bias`, objective and certificate."
-    weights: np.ndarray
-    alpha: np.ndarray
-    bias: float
-    objective: float
-    status: str
-    gap: float
-    n_iter: int
-    n_solves: int
+    r"""One-stage MKL solution: the weights $\mu$, the kernel machine's dual variables and bias, objective and certificate.
+
+    Reference: cortes2012alignment, Sec. 5 (l1-svm, l2-krr)."""
+    weights: np.ndarray  # mu >= 0
+    alpha: np.ndarray    # dual variables of the kernel machine at mu
+    bias: float          # offset b of the SVM (0 for KRR)
+    objective: float     # optimal value of the one-stage problem
+    status: str          # "optimal" when certified; otherwise e.g. "max_iter" or "stationary point"
+    gap: float           # certificate: relative gap (L1-MKL) or fixed-point residual (L2-KRR-MKL)
+    n_iter: int          # outer iterations
+    n_solves: int        # kernel-machine solves
 
     def __repr__(self):
         return (f"MKLResult(objective={self.objective:.6g}, nonzero={int((self.weights > 0).sum())}/"
                 f"{len(self.weights)}, status={self.status!r}, gap={self.gap:.1e}, n_iter={self.n_iter}, "
                 f"n_solves={self.n_solves})")
 
-
+# %% ../nbs/12_baselines.ipynb #fa26c0cb
 def _svm_at(Ks, y, mu, C, tol):
     r = svm_dual(stack_combine(Ks, mu), y, C=C, tol=tol, psd="assume")   # the stack was checked on entry
     return r, stack_quad(Ks, r.alpha * y)
@@ -68,13 +77,23 @@ def _check_mkl_stack(Ks, psd: str = "check") -> tuple:
     return Ks, bool(check_psd(Ks, psd))
 
 
-def l1_mkl(Ks, y, C: float = 1.0, tol: float = 1e-4, max_iter: int = 300, svm_tol: float = 1e-9,
-           psd: str = "check") -> MKLResult:
-    """L1-MKL (Lanckriet et al. 2004), `min_{mu in simplex} J(mu)` with J the SVM dual value, by the SILP cutting-plane
-    method (Sonnenburg et al. 2006); certified by the gap between the best J and the LP lower bound, relative to J.
+def l1_mkl(Ks,                     # (p, m, m) stack of training kernels, or a FeatureStack
+           y,                      # (m,) binary labels
+           C: float = 1.0,         # SVM regularisation constant
+           tol: float = 1e-4,      # relative gap between the best J and the LP lower bound at which to stop
+           max_iter: int = 300,    # maximum number of cutting planes (one SVM solve each)
+           svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
+           psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test, "allow" accepts them
+           ) -> MKLResult:         # weights, SVM dual and bias, objective, status and relative gap
+    r"""L1-MKL: the simplex weights minimising the SVM dual value, by the SILP cutting-plane method.
 
-    `Ks`: a stack `(p, m, m)` or a `FeatureStack`. psd: "check" refuses non-PSD kernels, "assume" skips the test,
-    "allow" accepts them (the status is then "stationary point": J's inner maximisation is no longer concave)."""
+    $$\min_{\mu\in\Delta}J(\mu),\qquad J(\mu)=\max_{0\le\alpha\le C,\ \alpha^\top\mathbf y=0}\mathbf 1^\top\alpha
+    -\tfrac12\sum_k\mu_k\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha,\qquad\Delta=\{\mu\ge0,\ \mathbf 1^\top\mu=1\}$$
+
+    Certified by the gap between the best $J$ and the LP lower bound, relative to $J$. With `psd="allow"` the status is
+    "stationary point" ($J$'s inner maximisation is no longer concave).
+
+    Reference: lanckriet2004; sonnenburg2006 (SILP); cortes2012alignment, Sec. 5 (l1-svm)."""
     Ks, indefinite = _check_mkl_stack(Ks, psd)
     p, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
@@ -98,22 +117,31 @@ def l1_mkl(Ks, y, C: float = 1.0, tol: float = 1e-4, max_iter: int = 300, svm_to
 # %% ../nbs/12_baselines.ipynb #a897fed6
 @dataclass(repr=False)
 class RankOneL1MKLResult(MKLResult):
-    "L1-MKL on rank-one kernels via the 1-norm SVM: also the primal `coef` (w) and the L1-MKL constant `C` it solves."
-    coef: np.ndarray | None = None
-    C: float = np.nan
+    r"""L1-MKL on rank-one kernels via the 1-norm SVM: an `MKLResult` with the primal $\mathbf w$ and the L1-MKL constant $C$.
 
-    def decision_function(self, Z) -> np.ndarray:
-        "`Z w + b` for features `Z` (n, p), dense or sparse, scaled like the training features."
+    Reference: zhu2004; cortes2012alignment, Sec. 5.2."""
+    coef: np.ndarray | None = None  # (p,) primal weights w of the 1-norm SVM
+    C: float = np.nan               # the L1-MKL constant C = C' ||w||_1 at which the solution is optimal
+
+    def decision_function(self, Z,  # (n, p) features, dense or sparse, scaled like the training features
+                          ) -> np.ndarray:  # (n,) decision values
+        r"Decision values $\mathbf Z\mathbf w+b$ of the 1-norm SVM."
         return np.asarray(Z @ self.coef).ravel() + self.bias
 
-
+# %% ../nbs/12_baselines.ipynb #def9c6ca
 def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse; kernel k is z_k z_k'
                     y,                 # (m,) binary labels
                     C: float = 1.0,    # the 1-norm SVM's constant C' (the L1-MKL constant is `result.C` = C' ||w||_1)
                     tol: float = 1e-7, # required relative KKT residual of the LP
                    ) -> RankOneL1MKLResult:
-    """L1-MKL over the rank-one kernels `K_k = z_k z_k'`, exactly, as the 1-norm SVM LP
-    `min ||w||_1 + C sum_i (1 - y_i (z_i.w + b))_+` (HiGHS); `mu_k = |w_k| / ||w||_1`, optimal for L1-MKL at `C ||w||_1`."""
+    r"""L1-MKL over the rank-one kernels $\mathbf K_k=\mathbf z_k\mathbf z_k^\top$, solved exactly as the 1-norm SVM LP (HiGHS).
+
+    $$\min_{\mathbf w,b}\ \|\mathbf w\|_1+C'\sum_{i=1}^m\big(1-y_i(\mathbf z_i^\top\mathbf w+b)\big)_+,
+    \qquad\mu_k=\frac{|w_k|}{\|\mathbf w\|_1}$$
+
+    The solution is optimal for L1-MKL at the constant $C=C'\|\mathbf w\|_1$ (`result.C`).
+
+    Reference: zhu2004; cortes2012alignment, Sec. 5.2 (rank-one kernels)."""
     if sp.issparse(Z):
         Z = sp.csr_array(Z, dtype=np.float64)
         if Z.ndim != 2 or not np.isfinite(Z.data).all():
@@ -145,13 +173,25 @@ def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse;
                               n_iter=lp.n_iter, n_solves=1, coef=w, C=C * N)
 
 # %% ../nbs/12_baselines.ipynb #f8b06e19
-def l2_krr_mkl(Ks, y, lam: float = 1.0, Lambda: float = 1.0, mu0=None, tol: float = 1e-8, max_iter: int = 500,
-               eta: float = 0.5, psd: str = "check") -> MKLResult:
-    """L2-regularised KRR MKL (Cortes et al. 2009a): `min_{mu>=0, ||mu - mu0|| <= Lambda} y^T (K_mu + lam I)^{-1} y`.
+def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
+               y,                    # (m,) real targets
+               lam: float = 1.0,     # KRR ridge lambda
+               Lambda: float = 1.0,  # radius of the L2 ball around mu0
+               mu0=None,             # (p,) centre of the ball; None: 0
+               tol: float = 1e-8,    # fixed-point residual at which the iteration stops
+               max_iter: int = 500,  # maximum number of iterations
+               eta: float = 0.5,     # damping in [0, 1)
+               psd: str = "check",   # "check" or "assume"; K_mu + lam I must be positive definite, so "allow" is refused
+               ) -> MKLResult:       # weights, KRR dual alpha, objective, status and fixed-point residual
+    r"""L2-regularised KRR MKL: the weights in an $L_2$ ball minimising the KRR objective, by a damped fixed point.
 
-    Damped fixed-point iteration `mu <- eta mu + (1-eta) (mu0 + Lambda v/||v||)_+`, `v_k = alpha^T K_k alpha`.
-    `Ks`: a stack or a `FeatureStack`. psd: "check" (refuse non-PSD kernels) or "assume"; the ridge problem needs
-    `K_mu + lam I` positive definite, so "allow" is refused."""
+    $$\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_2\le\Lambda}\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y,\qquad
+    \mu\leftarrow\eta\mu+(1-\eta)\Big(\mu_0+\Lambda\frac{\mathbf v}{\lVert\mathbf v\rVert}\Big)_+,
+    \quad v_k=\alpha^\top\mathbf K_k\alpha$$
+
+    Certified by the fixed-point residual $\lVert\mu-(\mu_0+\Lambda\mathbf v/\lVert\mathbf v\rVert)_+\rVert/\Lambda$.
+
+    Reference: cortes2009l2; cortes2012alignment, Sec. 5 (l2-krr)."""
     if psd == "allow":
         raise ValueError("l2_krr_mkl needs K_mu + lam I positive definite for every mu >= 0, i.e. PSD kernels: "
                          "psd='allow' is not available here; use psd='check' or 'assume'.")
@@ -199,10 +239,22 @@ def _trace_m(Ks):
 
 
 class L1MKL(CombinedKernelModel):
-    "L1-regularised SVM MKL (Lanckriet et al. 2004) solved by the SILP cutting-plane method; binary classification."
+    r"""L1-regularised SVM MKL for binary classification: `l1_mkl` on the bank's kernels, then the SVM at its weights.
+
+    $$\min_{\mu\in\Delta}\max_{0\le\alpha\le C,\ \alpha^\top\mathbf y=0}\mathbf 1^\top\alpha
+    -\tfrac12\sum_k\mu_k\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha$$
+
+    Each base kernel is rescaled to trace $m$ after the bank's normalisation.
+
+    Reference: lanckriet2004; sonnenburg2006; cortes2012alignment, Sec. 5 (l1-svm)."""
     _rescale = False
 
-    def __init__(self, kernels=None, C=1.0, normalize="trace", center=True, tol=1e-4, max_iter=300):
+    def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
+                 C=1.0,               # SVM regularisation constant
+                 normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
+                 center=True,         # center each kernel in feature space with the training statistics
+                 tol=1e-4,            # relative gap at which the SILP stops
+                 max_iter=300):       # maximum number of cutting planes (SVM solves)
         self.kernels = kernels
         self.C = C
         self.normalize = normalize
@@ -218,7 +270,8 @@ class L1MKL(CombinedKernelModel):
         tags.classifier_tags.multi_class = False     # Lanckriet et al.'s L1-MKL is a binary method
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X,  # training inputs (m, d)
+            y):       # binary training labels (m,)
         "Solve L1-MKL on `(X, y)` (binary labels), then the SVM at the optimal weights."
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
@@ -232,12 +285,23 @@ class L1MKL(CombinedKernelModel):
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
-
+# %% ../nbs/12_baselines.ipynb #1fac09de
 class L2KRRMKL(CombinedKernelModel):
-    "L2-regularised KRR MKL (Cortes et al. 2009a, mu0 = 0): regression."
+    r"""L2-regularised KRR MKL for regression ($\mu_0=0$): `l2_krr_mkl` on the bank's kernels, then KRR at its weights.
+
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_2\le\Lambda}\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y$$
+
+    Targets are centered and each base kernel is rescaled to trace $m$ after the bank's normalisation.
+
+    Reference: cortes2009l2; cortes2012alignment, Sec. 5 (l2-krr)."""
     _rescale = False
 
-    def __init__(self, kernels=None, lam=1.0, Lambda=1.0, normalize="trace", center=True, tol=1e-8):
+    def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
+                 lam=1.0,             # KRR ridge lambda
+                 Lambda=1.0,          # radius of the L2 ball of mu
+                 normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
+                 center=True,         # center each kernel in feature space with the training statistics
+                 tol=1e-8):           # fixed-point residual at which `l2_krr_mkl` stops
         self.kernels = kernels
         self.lam = lam
         self.Lambda = Lambda

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from fastcore.basics import patch
 from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_wine, make_classification,
@@ -56,28 +57,45 @@ def _check_scores(scores) -> np.ndarray:
     return S
 
 
-def average_ranks(scores, higher_is_better: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """`(R, r)`: per-data-set ranks `R[i, j]` (1 = best, ties share the mean rank) and average ranks `r_j = mean_i R[i, j]`."""
+def average_ranks(scores,                        # (N, k) scores: one row per data set, one column per method
+                  higher_is_better: bool = True,  # True for accuracy, False for error
+                  ) -> tuple[np.ndarray, np.ndarray]:  # (R, r): (N, k) ranks and (k,) average ranks
+    r"""Per-data-set ranks $R_{ij}$ (1 = best, ties share the mean rank) and the average ranks of the methods.
+
+    $$r_j=\frac1N\sum_{i=1}^NR_{ij}$$
+
+    Reference: demsar2006, Sec. 3.2.2."""
     S = _check_scores(scores)
     R = np.vstack([stats.rankdata(-s if higher_is_better else s) for s in S])
     return R, R.mean(axis=0)
 
-
+# %% ../nbs/60_benchmark.ipynb #c19fa4dc
 @dataclass
 class FriedmanResult:
-    "Friedman's test on `N` data sets and `k` methods: chi^2_F, its p-value, Iman-Davenport's F_F and its p-value."
-    chi2: float
-    pvalue: float
-    ff: float
-    ff_pvalue: float
-    n_datasets: int
-    n_methods: int
-    avg_ranks: np.ndarray
+    r"""Friedman's test on $N$ data sets and $k$ methods: $\chi^2_F$, Iman and Davenport's $F_F$ and their p-values.
 
+    $$\chi^2_F\sim\chi^2_{k-1},\qquad F_F=\frac{(N-1)\chi^2_F}{N(k-1)-\chi^2_F}\sim F\big(k-1,(k-1)(N-1)\big)$$
 
-def friedman_test(scores, higher_is_better: bool = True, tie_correction: bool = True) -> FriedmanResult:
-    """Friedman: `chi2_F = 12N/(k(k+1)) [sum_j r_j^2 - k(k+1)^2/4]` (divided by `1 - sum(t^3-t)/(N k (k^2-1))` for ties),
-    `F_F = (N-1) chi2_F / (N(k-1) - chi2_F)` ~ F(k-1, (k-1)(N-1)) (Iman and Davenport)."""
+    Reference: demsar2006, Sec. 3.2.2."""
+    chi2: float            # Friedman's statistic chi^2_F (tie-corrected unless asked otherwise)
+    pvalue: float          # P(chi^2_{k-1} >= chi^2_F)
+    ff: float              # Iman and Davenport's F_F
+    ff_pvalue: float       # P(F(k-1, (k-1)(N-1)) >= F_F)
+    n_datasets: int        # N
+    n_methods: int         # k
+    avg_ranks: np.ndarray  # (k,) average ranks r_j
+
+# %% ../nbs/60_benchmark.ipynb #a44cd39d
+def friedman_test(scores,                        # (N, k) scores: one row per data set, one column per method
+                  higher_is_better: bool = True,  # True for accuracy, False for error
+                  tie_correction: bool = True,    # divide chi^2_F by the tie correction (as scipy does)
+                  ) -> FriedmanResult:
+    r"""Friedman's test of "all methods are equivalent" on the average ranks, with Iman and Davenport's F statistic.
+
+    $$\chi^2_F=\frac{12N}{k(k+1)}\Big[\sum_jr_j^2-\frac{k(k+1)^2}4\Big],\qquad F_F=\frac{(N-1)\chi^2_F}{N(k-1)-\chi^2_F}$$
+
+    With ties $\chi^2_F$ is divided by $1-\sum(t^3-t)/(Nk(k^2-1))$, $t$ the sizes of the groups of tied ranks.
+    Reference: demsar2006, Sec. 3.2.2."""
     S = _check_scores(scores)
     R, r = average_ranks(S, higher_is_better)
     N, k = S.shape
@@ -92,9 +110,17 @@ def friedman_test(scores, higher_is_better: bool = True, tie_correction: bool = 
     pf = float(stats.f.sf(ff, k - 1, (k - 1) * (N - 1))) if np.isfinite(ff) else 0.0
     return FriedmanResult(float(chi2), p, float(ff), pf, N, k, r)
 
+# %% ../nbs/60_benchmark.ipynb #4063ca96
+def nemenyi_cd(n_methods: int,       # k >= 2
+               n_datasets: int,      # N >= 2
+               alpha: float = 0.05,  # significance level
+               ) -> float:
+    r"""Nemenyi's critical difference: two methods differ significantly when their average ranks differ by at least CD.
 
-def nemenyi_cd(n_methods: int, n_datasets: int, alpha: float = 0.05) -> float:
-    "Nemenyi's critical difference `CD = q_alpha sqrt(k(k+1)/(6N))`, `q_alpha` = studentized range quantile / sqrt(2)."
+    $$\mathrm{CD}=q_\alpha\sqrt{\frac{k(k+1)}{6N}},$$
+
+    $q_\alpha$ the $1-\alpha$ quantile of the studentized range of $k$ means (infinite degrees of freedom) over $\sqrt2$.
+    Reference: demsar2006, Sec. 3.2.2."""
     for name, v, low in (("n_methods", n_methods, 2), ("n_datasets", n_datasets, 2)):
         if not isinstance(v, (int, np.integer)) or v < low:
             raise ValueError(f"{name} must be an integer >= {low}; got {v!r}.")
@@ -104,9 +130,14 @@ def nemenyi_cd(n_methods: int, n_datasets: int, alpha: float = 0.05) -> float:
     return float(q * np.sqrt(n_methods * (n_methods + 1) / (6.0 * n_datasets)))
 
 # %% ../nbs/60_benchmark.ipynb #a0bc6f10
-def cd_cliques(avg_ranks, cd: float) -> list[list[int]]:
-    """Maximal groups of methods (indices, best first) whose average ranks span less than `cd`: the methods
-    Nemenyi's test cannot tell apart; groups of one are omitted."""
+def cd_cliques(avg_ranks,  # (k,) average ranks
+               cd: float,  # critical difference (`nemenyi_cd`)
+               ) -> list[list[int]]:  # method indices per group, best first
+    r"""Maximal groups of methods whose average ranks span less than `cd`: the methods Nemenyi's test cannot tell apart.
+
+    $$G\ \text{maximal with}\ \max_{j\in G}r_j-\min_{j\in G}r_j<\mathrm{CD}$$
+
+    Groups of one are omitted. Reference: demsar2006, Sec. 3.2 (the cliques of a CD diagram)."""
     r = np.asarray(avg_ranks, dtype=np.float64)
     if r.ndim != 1 or not np.isfinite(r).all():
         raise ValueError("avg_ranks must be a 1-D array of finite average ranks.")
@@ -124,8 +155,15 @@ def cd_cliques(avg_ranks, cd: float) -> list[list[int]]:
     return groups
 
 # %% ../nbs/60_benchmark.ipynb #c3ca9c91
-def cd_diagram(avg_ranks, names, cd: float, title: str | None = None, ax=None):
-    "Demšar's critical-difference diagram: methods on the average-rank axis, CD bar, cliques as thick bars."
+def cd_diagram(avg_ranks,                # (k,) average ranks
+               names,                    # k method names
+               cd: float,                # critical difference (`nemenyi_cd`)
+               title: str | None = None,  # figure title
+               ax=None,                  # matplotlib axes to draw in; None: a new figure
+               ):
+    """Demšar's critical-difference diagram, as a figure: methods on the average-rank axis, CD bar, cliques as thick bars.
+
+    Reference: demsar2006, Sec. 3.2 (CD diagrams)."""
     import matplotlib.pyplot as plt
     r = np.asarray(avg_ranks, dtype=np.float64)
     names = list(names)
@@ -168,20 +206,30 @@ def cd_diagram(avg_ranks, names, cd: float, title: str | None = None, ax=None):
 
 # %% ../nbs/60_benchmark.ipynb #25ec4dac
 class RegressionClassifier(ClassifierMixin, BaseEstimator):
-    """Binary classifier from a regressor fitted to `t_i = +1` (classes_[1]) or `-1`: predict `classes_[f(x) > 0]`.
+    r"""Binary classifier from a regressor fitted to the $\pm1$ coding of the labels: predict by the sign of its output.
+
+    $$\hat y(\mathbf x)=\begin{cases}c_1&f(\mathbf x)>0\\c_0&\text{otherwise,}\end{cases}\qquad
+    f\ \text{the regressor fitted to}\ t_i=\begin{cases}+1&y_i=c_1\\-1&y_i=c_0\end{cases}$$
+
+    with $c_0<c_1$ the two classes (`classes_`).
 
     Least-squares classification: how the book runs its regression-only MKL methods (L2-KRR MKL, alignment KRR) on
-    binary tasks. `regressor=None` is `L2KRRMKL()` (kernel ridge MKL with its defaults)."""
+    binary tasks. `regressor=None` is `L2KRRMKL()` (kernel ridge MKL with its defaults).
+    Reference (the regressors it wraps): cortes2012alignment, Sec. 3.4; cortes2009l2."""
 
-    def __init__(self, regressor=None):
-        self.regressor = regressor      # a scikit-learn regressor (cloned at fit); None: L2KRRMKL()
+    def __init__(self,
+                 regressor=None,  # a scikit-learn regressor (cloned at fit); None: L2KRRMKL()
+                 ):
+        self.regressor = regressor
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
 
-    def fit(self, X, y):
+    def fit(self,
+            X,   # (m, n_features) training inputs
+            y):  # (m,) binary labels
         "Fit the regressor on the +-1 coding of the binary labels `y`."
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
@@ -195,13 +243,15 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
         self.regressor_ = reg.fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
         return self
 
-    def decision_function(self, X):
+    def decision_function(self,
+                          X):  # (n, n_features) inputs
         "The regressor's prediction `f(x)` (positive: classes_[1])."
         check_is_fitted(self, "regressor_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return np.asarray(self.regressor_.predict(X), dtype=np.float64)
 
-    def predict(self, X):
+    def predict(self,
+                X):  # (n, n_features) inputs
         "`classes_[1]` where `f(x) > 0`, else `classes_[0]`."
         f = self.decision_function(X)                  # checks fitted first (NotFittedError, not AttributeError)
         return self.classes_[(f > 0).astype(int)]
@@ -229,7 +279,10 @@ BINARY_ONLY = {  # method -> why it is '–' on multi-class sets
 }
 
 
-def benchmark_data(name: str, max_n: int = 400, random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def benchmark_data(name: str,              # book name in `BINARY_SETS`, `MULTICLASS_SETS` or `QUICK_SETS`
+                   max_n: int = 400,       # rows kept at most (stratified subsample)
+                   random_state: int = 0,  # seed of the subsample
+                   ) -> tuple[np.ndarray, np.ndarray]:  # (X, y): raw features, constant columns dropped
     """`(X, y)` of a benchmark set (book name in `BINARY_SETS`, `MULTICLASS_SETS` or `QUICK_SETS`), raw features,
     stratified subsample of at most `max_n` rows. ecoli keeps its 5 classes with >= 10 points; 'digits 3v8' is the
     binary 3-against-8 task of scikit-learn's digits."""
@@ -254,10 +307,17 @@ def benchmark_data(name: str, max_n: int = 400, random_state: int = 0) -> tuple[
         X, y = subsample(X, y, max_n, random_state=random_state)
     return X, y
 
+# %% ../nbs/60_benchmark.ipynb #49aa553c
+def bank_widths(n_features: int,  # number d of (standardised) features
+                ) -> np.ndarray:  # (7,) widths gamma, increasing
+    r"""The shared bank's Gaussian widths, for $\exp(-\gamma\|\mathbf x-\mathbf x'\|^2)$ on standardised features.
 
-def bank_widths(n_features: int) -> np.ndarray:
-    "The shared bank's Gaussian widths `gamma = 2^k / d`, k = -3..3, on standardised features (d = `n_features`)."
+    $$\gamma=2^k/d,\qquad k=-3,\dots,3$$"""
     return 2.0 ** np.arange(-3, 4) / n_features
+
+# %% ../nbs/60_benchmark.ipynb #3d70cee4
+def _pipe(est) -> Pipeline:
+    return Pipeline([("scale", StandardScaler()), ("model", est)])
 
 # %% ../nbs/60_benchmark.ipynb #f3b787d0
 GRIDS = {  # full-run grids (3 values of each method's main regularisation constant); quick: first and last
@@ -276,11 +336,11 @@ GRIDS = {  # full-run grids (3 values of each method's main regularisation const
 }
 
 
-def _pipe(est) -> Pipeline:
-    return Pipeline([("scale", StandardScaler()), ("model", est)])
-
-
-def benchmark_methods(n_features: int, n_classes: int = 2, methods=None, quick: bool = False) -> dict:
+def benchmark_methods(n_features: int,     # number of features (fixes the bank's widths)
+                      n_classes: int = 2,   # number of classes: binary-only methods are left out above 2
+                      methods=None,         # names from `METHODS` (default: all)
+                      quick: bool = False,  # each grid reduced to its first and last values
+                      ) -> dict:            # {name: (pipeline, param_grid)}
     """`{name: (pipeline, param_grid)}`: every method that accepts `n_classes` classes, on standardised features and
     the shared Gaussian bank `bank_widths(n_features)`; binary-only methods are left out when `n_classes > 2`."""
     methods = list(METHODS if methods is None else methods)
@@ -324,9 +384,14 @@ def _model(est):
     return m.regressor_ if isinstance(m, RegressionClassifier) else m
 
 
-def n_kernels(est) -> float:
-    """Kernels the fitted method uses: weights above 1e-6 of the largest (MKL methods), kernels holding an atom (VKR),
-    the kernels IFKL added, 1 for the single-kernel SVM; NaN for VCMKL (its kernels are not a combination)."""
+def n_kernels(est,          # a fitted benchmark pipeline (or method)
+              ) -> float:
+    r"""Kernels the fitted method uses: for MKL methods the weights above $10^{-6}$ of the largest.
+
+    $$\#\{k:|\mu_k|>10^{-6}\max_l|\mu_l|\}$$
+
+    VKR: kernels holding an atom; IFKL: the kernels it added (with non-zero weight); the single-kernel SVM: 1; VCMKL: NaN
+    (its kernels are not a combination)."""
     m = _model(est)
     if isinstance(m, SVC):
         return 1.0
@@ -337,8 +402,9 @@ def n_kernels(est) -> float:
     w = np.abs(np.asarray(m.weights_, dtype=np.float64))
     return float(np.count_nonzero(w > 1e-6 * w.max())) if w.size and w.max() > 0 else 0.0
 
-
-def certificate(est) -> tuple[str, float]:
+# %% ../nbs/60_benchmark.ipynb #0b56945c
+def certificate(est,  # a fitted benchmark pipeline (or method)
+                ) -> tuple[str, float]:
     "`(status, gap)` of the fitted method's solver; `('none', nan)` for methods solved in closed form or by libsvm."
     m = _model(est)
     r = getattr(m, "alignf_", None) if isinstance(m, AlignMKL) else getattr(m, "result_", None)
@@ -367,104 +433,32 @@ class _NoSelection:
     def splits(self, X, y):
         return [Split(s.train, s.train, s.test) for s in self.protocol.splits(X, y)]
 
-
+# %% ../nbs/60_benchmark.ipynb #dcdd1e54
 @dataclass
 class BenchmarkResult:
     "`evaluations[set][method]`: an `Evaluation` (accuracy %) or None ('–', reason in `skipped`); wall seconds per cell."
-    evaluations: dict
+    evaluations: dict                                # set -> method -> Evaluation, or None ('–')
     skipped: dict = field(default_factory=dict)      # set -> method -> why '–'
     wall: dict = field(default_factory=dict)         # set -> method -> seconds (selection + refits)
     cpu: dict = field(default_factory=dict)          # set -> method -> CPU seconds of this process (same work)
     warnings: dict = field(default_factory=dict)     # set -> method -> number of warnings raised
-    config: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)       # the run's arguments (sets, methods, splits, sizes, seed)
 
     @property
     def sets(self) -> list:
+        "The data sets, in run order."
         return list(self.evaluations)
 
     @property
     def methods(self) -> list:
+        "The methods that ran on some set, in `METHODS` order."
         seen = [m for row in self.evaluations.values() for m in row]
         return [m for m in METHODS if m in seen]
 
-    def matrix(self, what: str = "mean", sets=None, methods=None) -> np.ndarray:
-        "`(n_sets, n_methods)` array of `what` ('mean', 'std', 'fit_time', 'wall' or an extra's name); NaN for '–'."
-        sets, methods = sets or self.sets, methods or self.methods
-        A = np.full((len(sets), len(methods)), np.nan)
-        for i, s in enumerate(sets):
-            for j, m in enumerate(methods):
-                ev = self.evaluations[s].get(m)
-                if ev is None:
-                    continue
-                if what == "mean":
-                    A[i, j] = ev.mean
-                elif what == "std":
-                    A[i, j] = ev.std
-                elif what == "fit_time":
-                    A[i, j] = float(np.mean(ev.fit_time))
-                elif what in ("wall", "cpu"):
-                    A[i, j] = getattr(self, what)[s][m]
-                else:
-                    A[i, j] = float(np.nanmean(ev.extra[what])) if np.isfinite(ev.extra[what]).any() else np.nan
-        return A
-
-    def complete(self, methods=None) -> list:
-        "The sets on which every method in `methods` ran (the rows Friedman's test can rank)."
-        methods = methods or self.methods
-        return [s for s in self.sets if all(self.evaluations[s].get(m) is not None for m in methods)]
-
-    def ranks(self, methods=None, alpha: float = 0.05) -> dict:
-        "Average ranks, Friedman's test and Nemenyi's CD over the sets where every method in `methods` ran."
-        methods = methods or self.methods
-        sets = self.complete(methods)
-        fr = friedman_test(self.matrix("mean", sets, methods))
-        return {"sets": sets, "methods": methods, "avg_ranks": fr.avg_ranks, "friedman": fr,
-                "cd": nemenyi_cd(len(methods), len(sets), alpha), "alpha": alpha}
-
-    def table(self, what: str = "accuracy", digits: int = 1) -> str:
-        "Markdown table, sets x methods: 'accuracy' (mean ± std, best in bold), 'n_kernels', 'fit_time' or 'wall'."
-        methods = self.methods
-        rows = []
-        for s in self.sets:
-            row = [s]
-            means = {m: e.mean for m, e in self.evaluations[s].items() if e is not None}
-            best = max(means.values()) if means else None
-            for m in methods:
-                ev = self.evaluations[s].get(m)
-                if ev is None:
-                    row.append("–")
-                elif what == "accuracy":
-                    cell = f"{ev.mean:.{digits}f} ± {ev.std:.{digits}f}"
-                    row.append(f"**{cell}**" if np.isclose(ev.mean, best) else cell)
-                elif what in ("wall", "cpu"):
-                    row.append(f"{getattr(self, what)[s][m]:.1f}")
-                elif what == "fit_time":
-                    row.append(f"{np.mean(ev.fit_time):.2f}")
-                else:
-                    v = ev.extra[what]
-                    row.append("–" if not np.isfinite(v).any() else f"{np.nanmean(v):.1f}")
-            rows.append(row)
-        return markdown_table(["data set"] + methods, rows)
-
-    def rank_table(self, methods=None) -> str:
-        "Average ranks (1 = best) over the complete sets, with Friedman's test and Nemenyi's CD in the caption."
-        rk = self.ranks(methods)
-        fr = rk["friedman"]
-        order = np.argsort(rk["avg_ranks"], kind="stable")
-        rows = [[rk["methods"][j], f"{rk['avg_ranks'][j]:.2f}"] for j in order]
-        head = (f"{fr.n_datasets} sets, {fr.n_methods} methods: Friedman chi2_F = {fr.chi2:.2f} (p = {fr.pvalue:.3g}), "
-                f"Iman-Davenport F_F = {fr.ff:.2f} (p = {fr.ff_pvalue:.3g}); Nemenyi CD (alpha = {rk['alpha']}) = "
-                f"{rk['cd']:.2f}\n\n")
-        return head + markdown_table(["method", "average rank"], rows)
-
-    def to_dict(self) -> dict:
-        return {"config": self.config, "skipped": self.skipped, "wall": self.wall, "cpu": self.cpu,
-                "warnings": self.warnings,
-                "evaluations": {s: {m: (None if e is None else e.to_dict()) for m, e in row.items()}
-                                for s, row in self.evaluations.items()}}
-
     @classmethod
-    def from_dict(cls, d: dict) -> "BenchmarkResult":
+    def from_dict(cls,
+                  d: dict,  # a `to_dict()` output, e.g. the parsed `results.json`
+                  ) -> "BenchmarkResult":
         "Rebuild from `to_dict()` / the saved `results.json` (validation losses and grids are not stored)."
         evs = {}
         for s, row in d["evaluations"].items():
@@ -477,9 +471,120 @@ class BenchmarkResult:
         return cls(evs, d.get("skipped", {}), d.get("wall", {}), d.get("cpu", {}), d.get("warnings", {}),
                    d.get("config", {}))
 
+# %% ../nbs/60_benchmark.ipynb #65ce28e0
+@patch
+def matrix(self: BenchmarkResult,
+           what: str = "mean",  # 'mean', 'std', 'fit_time', 'wall', 'cpu' or an extra's name
+           sets=None,           # rows (default: all sets)
+           methods=None,        # columns (default: all methods)
+           ) -> np.ndarray:
+    "`(n_sets, n_methods)` array of `what` ('mean', 'std', 'fit_time', 'wall', 'cpu' or an extra's name); NaN for '–'."
+    sets, methods = sets or self.sets, methods or self.methods
+    A = np.full((len(sets), len(methods)), np.nan)
+    for i, s in enumerate(sets):
+        for j, m in enumerate(methods):
+            ev = self.evaluations[s].get(m)
+            if ev is None:
+                continue
+            if what == "mean":
+                A[i, j] = ev.mean
+            elif what == "std":
+                A[i, j] = ev.std
+            elif what == "fit_time":
+                A[i, j] = float(np.mean(ev.fit_time))
+            elif what in ("wall", "cpu"):
+                A[i, j] = getattr(self, what)[s][m]
+            else:
+                A[i, j] = float(np.nanmean(ev.extra[what])) if np.isfinite(ev.extra[what]).any() else np.nan
+    return A
 
-def run_benchmark(sets=None, methods=None, quick: bool = False, n_splits: int | None = None, test_size: float | None = None,
-                  max_n: int | None = None, random_state: int = 0, n_jobs=None, progress: bool = True) -> BenchmarkResult:
+
+@patch
+def complete(self: BenchmarkResult,
+             methods=None,  # default: all methods
+             ) -> list:
+    "The sets on which every method in `methods` ran (the rows Friedman's test can rank)."
+    methods = methods or self.methods
+    return [s for s in self.sets if all(self.evaluations[s].get(m) is not None for m in methods)]
+
+
+@patch
+def ranks(self: BenchmarkResult,
+          methods=None,         # methods compared (default: all)
+          alpha: float = 0.05,  # level of Nemenyi's critical difference
+          ) -> dict:            # {"sets", "methods", "avg_ranks", "friedman", "cd", "alpha"}
+    "Average ranks, Friedman's test and Nemenyi's CD over the sets where every method in `methods` ran (demsar2006)."
+    methods = methods or self.methods
+    sets = self.complete(methods)
+    fr = friedman_test(self.matrix("mean", sets, methods))
+    return {"sets": sets, "methods": methods, "avg_ranks": fr.avg_ranks, "friedman": fr,
+            "cd": nemenyi_cd(len(methods), len(sets), alpha), "alpha": alpha}
+
+# %% ../nbs/60_benchmark.ipynb #e5effa03
+@patch
+def table(self: BenchmarkResult,
+          what: str = "accuracy",  # 'accuracy', 'fit_time', 'wall', 'cpu' or an extra's name (e.g. 'n_kernels')
+          digits: int = 1,         # decimals of the accuracies
+          ) -> str:
+    "Markdown table, sets x methods: 'accuracy' (mean ± std, best in bold), 'n_kernels', 'fit_time', 'wall' or 'cpu'."
+    methods = self.methods
+    rows = []
+    for s in self.sets:
+        row = [s]
+        means = {m: e.mean for m, e in self.evaluations[s].items() if e is not None}
+        best = max(means.values()) if means else None
+        for m in methods:
+            ev = self.evaluations[s].get(m)
+            if ev is None:
+                row.append("–")
+            elif what == "accuracy":
+                cell = f"{ev.mean:.{digits}f} ± {ev.std:.{digits}f}"
+                row.append(f"**{cell}**" if np.isclose(ev.mean, best) else cell)
+            elif what in ("wall", "cpu"):
+                row.append(f"{getattr(self, what)[s][m]:.1f}")
+            elif what == "fit_time":
+                row.append(f"{np.mean(ev.fit_time):.2f}")
+            else:
+                v = ev.extra[what]
+                row.append("–" if not np.isfinite(v).any() else f"{np.nanmean(v):.1f}")
+        rows.append(row)
+    return markdown_table(["data set"] + methods, rows)
+
+
+@patch
+def rank_table(self: BenchmarkResult,
+               methods=None,  # methods compared (default: all)
+               ) -> str:
+    "Average ranks (1 = best) over the complete sets, with Friedman's test and Nemenyi's CD in the caption."
+    rk = self.ranks(methods)
+    fr = rk["friedman"]
+    order = np.argsort(rk["avg_ranks"], kind="stable")
+    rows = [[rk["methods"][j], f"{rk['avg_ranks'][j]:.2f}"] for j in order]
+    head = (f"{fr.n_datasets} sets, {fr.n_methods} methods: Friedman chi2_F = {fr.chi2:.2f} (p = {fr.pvalue:.3g}), "
+            f"Iman-Davenport F_F = {fr.ff:.2f} (p = {fr.ff_pvalue:.3g}); Nemenyi CD (alpha = {rk['alpha']}) = "
+            f"{rk['cd']:.2f}\n\n")
+    return head + markdown_table(["method", "average rank"], rows)
+
+# %% ../nbs/60_benchmark.ipynb #364b0e7f
+@patch
+def to_dict(self: BenchmarkResult) -> dict:
+    "A JSON-serialisable dict of the whole result (what `results.json` holds; `from_dict` reads it back)."
+    return {"config": self.config, "skipped": self.skipped, "wall": self.wall, "cpu": self.cpu,
+            "warnings": self.warnings,
+            "evaluations": {s: {m: (None if e is None else e.to_dict()) for m, e in row.items()}
+                            for s, row in self.evaluations.items()}}
+
+# %% ../nbs/60_benchmark.ipynb #958874b4
+def run_benchmark(sets=None,                      # set names (default: all 13; quick: `QUICK_SETS`)
+                  methods=None,                   # names from `METHODS` (default: all)
+                  quick: bool = False,            # small run: <= 60 points, 2 splits of 50/50, the grids' end points
+                  n_splits: int | None = None,    # random splits, >= 2 (default: 5; quick: 2)
+                  test_size: float | None = None, # test fraction (default: 0.3; quick: 0.5)
+                  max_n: int | None = None,       # points kept per set (default: 400; quick: 60)
+                  random_state: int = 0,          # seed of the subsamples and the splits
+                  n_jobs=None,                    # joblib workers of `evaluate`
+                  progress: bool = True,          # progress bar over the (set, method) cells
+                  ) -> BenchmarkResult:
     """Every method on the same `RandomSplits(n_splits, test_size, inner_cv=3, random_state)` of every set: accuracy (%),
     kernels used, certificate, fit time. Defaults: full run 13 sets, <= 400 points, 5 splits of 70/30; quick:
     `QUICK_SETS`, <= 60 points, 2 splits of 50/50, the grids' end points."""
@@ -537,7 +642,12 @@ def _header(res: BenchmarkResult) -> str:
 
 @reproduction("benchmark", "head to head: every method of the book on the same splits of 13 sets, ranks and CD plot",
               order=60)
-def reproduce_benchmark(out: Path, quick: bool = True, n_jobs=None, progress: bool = True) -> list:
+def reproduce_benchmark(out: Path,              # output directory; the files go to `out/benchmark/`
+                        quick: bool = True,     # the quick run of `run_benchmark` (a smoke test)
+                        n_jobs=None,            # joblib workers of `evaluate`
+                        progress: bool = True,  # progress bar
+                        ) -> list:              # [tables.md, results.json, and the CD diagrams drawn (.png)]
+    "Run the benchmark and write its tables, `results.json` and the two CD diagrams to `out/benchmark/`."
     out = Path(out) / "benchmark"
     out.mkdir(parents=True, exist_ok=True)
     res = run_benchmark(quick=quick, n_jobs=n_jobs, progress=progress)
@@ -561,7 +671,8 @@ def reproduce_benchmark(out: Path, quick: bool = True, n_jobs=None, progress: bo
     return [out / "tables.md"] + files
 
 # %% ../nbs/60_benchmark.ipynb #0466b1e8
-def default_suite(quick: bool = False) -> tuple[dict, dict]:
+def default_suite(quick: bool = False,  # at most 150 rows per set
+                  ) -> tuple[dict, dict]:  # ({name: estimator}, {name: (X, y)})
     """`(estimators, datasets)` behind the estimators chapter's table of defaults and `tests/test_defaults.py`: every
     estimator of the book with its defaults, and data that ship with scikit-learn or are made by it (raw units,
     rescaled columns, 10 % positives). `quick`: at most 150 rows per set."""
@@ -582,9 +693,14 @@ def default_suite(quick: bool = False) -> tuple[dict, dict]:
         datasets = {k: subsample(X, y, 150, random_state=0) if len(y) > 150 else (X, y) for k, (X, y) in datasets.items()}
     return estimators, datasets
 
-
+# %% ../nbs/60_benchmark.ipynb #2c876ba5
 @reproduction("defaults", "every estimator with its defaults against SVC() / SVR(), raw and standardised", order=5)
-def reproduce_defaults(out: Path, quick: bool = True, n_jobs=None, progress: bool = True) -> list:
+def reproduce_defaults(out: Path,              # output directory; the files go to `out/defaults/`
+                       quick: bool = True,     # at most 150 rows per set
+                       n_jobs=None,            # unused (every reproduction takes it)
+                       progress: bool = True,  # unused
+                       ) -> list:              # [table.md, scores.json]
+    "Every estimator of `default_suite` with its defaults against SVC() / SVR() (3-fold CV), written to `out/defaults/`."
     import warnings
     out = Path(out) / "defaults"
     out.mkdir(parents=True, exist_ok=True)
@@ -595,4 +711,3 @@ def reproduce_defaults(out: Path, quick: bool = True, n_jobs=None, progress: boo
     head = "QUICK run (150 rows per set)\n\n" if quick else ""
     (out / "table.md").write_text(head + default_scores_table(rows) + "\n")
     return [out / "table.md", save_json(rows, out / "scores.json")]
-

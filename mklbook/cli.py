@@ -16,7 +16,7 @@ from .protocol import REPRODUCTIONS
 CHAPTERS = ["alignment", "vkr", "pep", "m3k", "vcmkl", "benchmark"]   # the reproductions the book plans, one per part
 
 
-def load_chapters() -> dict:
+def load_chapters() -> dict:  # name -> registered reproduction, sorted by its `order`
     "Import every module of the package (each chapter's module registers its reproductions); return the registry."
     import pkgutil
     import mklbook
@@ -76,7 +76,7 @@ def _summary(rows) -> str:
         lines.append(f"{name:<{w}}  {status.split(':')[0]:<8}  {secs:8.1f}  {len(files)}")
     return "\n".join(lines)
 
-
+# %% ../nbs/90_cli.ipynb #740311ba
 def _cmd_reproduce(args) -> int:
     registry = load_chapters()
     if not args.part:
@@ -126,8 +126,9 @@ def _cmd_reproduce(args) -> int:
         print(f"{name}: {status}", file=sys.stderr)
     return 1 if failed else 0
 
-
-def main(argv=None) -> int:
+# %% ../nbs/90_cli.ipynb #f1f050aa
+def main(argv=None,  # command-line arguments without the program name; None: sys.argv[1:]
+         ) -> int:    # exit status: 0 ok, 1 a part failed, 2 a bad command line
     "Entry point of the `mklbook` console script."
     parser = argparse.ArgumentParser(prog="mklbook", description="Learning kernels: the book's command line.")
     sub = parser.add_subparsers(dest="command", required=True)

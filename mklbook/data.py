@@ -81,7 +81,9 @@ class DatasetInfo:
     reader:dict = field(default_factory=dict, compare=False, repr=False) # keyword arguments of the reader
 
     @property
-    def shape(self): return (self.n_samples, self.n_features)
+    def shape(self):
+        "`(n_samples, n_features)`: the shape of X returned by `load_dataset(name)`."
+        return (self.n_samples, self.n_features)
 
     @property
     def positive(self):
@@ -99,6 +101,7 @@ _SENTIMENT_SHAPES = {  # (reviews, distinct unigram+bigram tokens in the file)
 
 _VOWELS = ("hid", "hId", "hEd", "hAd", "hYd", "had", "hOd", "hod", "hUd", "hud", "hed")
 
+# %% ../nbs/02_data.ipynb #a328616e
 _SPECS = {
     "ionosphere": dict(task="binary", shape=(351, 34), format="csv", reader=dict(label_column=-1),
         description="radar returns from the ionosphere (Goose Bay)", label="last column, g/b",
@@ -140,6 +143,10 @@ _SPECS = {
         cleanup="nucleotides A,C,G,T -> 1,2,3,4 and ambiguous D,N,R,S -> 0 (encoding='integer', default); "
                 "encoding='onehot' gives 4 columns per position, ambiguous letters spread evenly over the bases they stand for",
         used_in="004 T2, 002 T1"),
+}
+
+# %% ../nbs/02_data.ipynb #978667ec
+_SPECS.update({
     "splice-libsvm": dict(task="binary", shape=(1000, 60), format="csv", reader=dict(label_column=-1),
         description="the 1000-point binary splice set of LIBSVM, nucleotides coded 1-4", label="last column, +1/-1",
         classes=(-1.0, 1.0), class_names=("-1 (483 rows)", "+1 (517 rows)"),
@@ -181,7 +188,9 @@ _SPECS = {
         classes=("cp", "im", "imS", "imL", "imU", "om", "omL", "pp"),
         cleanup="classes coded in the order the KEEL header declares them",
         used_in="multi-class experiments (stand-in for protein localization)"),
-}
+})
+
+# %% ../nbs/02_data.ipynb #b1ebf770
 for _key, (_m, _d) in _SENTIMENT_SHAPES.items():
     _SPECS[f"sentiment-{_key}"] = dict(task="regression", shape=(_m, _d), format="sentiment", sparse=True,
         description=f"Blitzer et al. {_key.split('-')[0]} reviews, unigram and bigram counts ({_key.split('-')[1]} file)",
@@ -224,6 +233,7 @@ REGISTRY = _build_registry()
 class UnknownDatasetError(ValueError):
     "A dataset name that is not in the registry."
 
+# %% ../nbs/02_data.ipynb #c48f4d22
 def list_datasets(
     task:str|None=None, # keep only 'binary', 'multiclass' or 'regression' sets
 )->list: # registered names: scikit-learn's embedded sets first, then the benchmark files
@@ -232,6 +242,7 @@ def list_datasets(
         raise ValueError(f"task={task!r} is not a task; use 'binary', 'multiclass', 'regression' or None")
     return [n for n, i in REGISTRY.items() if task is None or i.task == task]
 
+# %% ../nbs/02_data.ipynb #efac91e0
 def dataset_info(
     name:str, # a name from `list_datasets()`
 )->DatasetInfo: # task, shape, label coding, source URL, sha256 and size
@@ -249,9 +260,11 @@ def dataset_info(
 class ChecksumError(ValueError):
     "A cached or downloaded file whose sha256 differs from the manifest."
 
+# %% ../nbs/02_data.ipynb #1b9e6449
 class DatasetNotFoundError(FileNotFoundError):
     "A dataset file that is not in the cache and could not be downloaded."
 
+# %% ../nbs/02_data.ipynb #a6dc45b2
 def get_data_home(
     data_home:str|os.PathLike|None=None, # explicit directory; wins over the environment
 )->Path: # the cache directory (not created)
@@ -262,6 +275,7 @@ def get_data_home(
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "mklbook"
 
+# %% ../nbs/02_data.ipynb #77eb30da
 def file_sha256(
     path:str|os.PathLike, # any file
 )->str: # hex digest
@@ -271,6 +285,7 @@ def file_sha256(
         for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
     return h.hexdigest()
 
+# %% ../nbs/02_data.ipynb #83d82729
 _VERIFIED = {}  # (resolved path, size, mtime_ns) -> sha256 already checked in this process
 
 def _fix_by_hand(info, path):
@@ -310,6 +325,7 @@ def _download(info, path, timeout):
         raise
     _VERIFIED[(str(path.resolve()), path.stat().st_size, path.stat().st_mtime_ns)] = got
 
+# %% ../nbs/02_data.ipynb #4c75e975
 def fetch(
     name:str, # a registered benchmark set (not one of scikit-learn's embedded sets)
     *,
@@ -354,6 +370,7 @@ def binary_labels(
                          "use class_codes() for multi-class labels")
     return np.where(y == positive, 1, -1).astype(np.int64)
 
+# %% ../nbs/02_data.ipynb #6b5f1186
 def class_codes(
     y, # 1-D labels
     classes=None, # label values in code order; default: sorted distinct values of y
@@ -391,6 +408,7 @@ def _column_index(col, ncol, names, what):
         raise ValueError(f"{what}={col!r} is not a column of a {ncol}-column file; use an int in [{-ncol}, {ncol - 1}]")
     return int(col) % ncol
 
+# %% ../nbs/02_data.ipynb #996747dd
 def read_csv_dataset(
     path:str|os.PathLike, # CSV file
     label_column:int|str|None=-1, # column of the label (negative counts from the end, a str names a header column); None: no label
@@ -455,7 +473,9 @@ def read_libsvm(
     dense:bool=True, # return a dense array (False: scipy.sparse CSR)
     zero_based:bool|str="auto", # are indices 0-based? 'auto' decides from the file, as scikit-learn does
 )->tuple: # (X float64 (n, d), y float64)
-    "Read a LIBSVM sparse-format file: `label i:v i:v ...` one example a line."
+    """Read a LIBSVM sparse-format file: `label i:v i:v ...` one example a line.
+
+    Reference: chang2011libsvm (the format)."""
     from sklearn.datasets import load_svmlight_file
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64, zero_based=zero_based)
@@ -500,6 +520,7 @@ def _parse_keel_header(lines, path):
         if n not in names: raise ValueError(f"{path}: @inputs/@outputs name {n!r} has no @attribute line")
     return relation, attrs, inputs, outputs, start
 
+# %% ../nbs/02_data.ipynb #0ed8f310
 def read_keel(
     path:str|os.PathLike, # KEEL .dat file
     nominal:str="codes", # nominal inputs: 'codes' (0..k-1 in declared order) or 'raw' (strings)
@@ -725,7 +746,11 @@ def subsample(
     stratify=True, # True: keep the proportions of the values of y; False: simple random; an array: stratify on it
     return_index:bool=False, # also return the row indices drawn
 )->tuple: # (X_sub, y_sub) or (X_sub, y_sub, index), rows in random order
-    "Draw `n` rows without replacement, class proportions kept by largest-remainder allocation."
+    r"""Draw `n` rows without replacement, class proportions kept by largest-remainder allocation:
+
+    $$n_k\in\big\{\lfloor n\,m_k/m\rfloor,\ \lfloor n\,m_k/m\rfloor+1\big\}\quad\text{for a stratum of }m_k\text{ rows},$$
+
+    the $n-\sum_k\lfloor n\,m_k/m\rfloor$ extra rows going to the strata with the largest remainders (ties at random)."""
     from sklearn.utils import check_random_state
     y = np.asarray(y)
     m = X.shape[0]
@@ -765,7 +790,9 @@ def load_sentiment(
     download:bool=True, # download missing files
     return_vocabulary:bool=False, # also return the column -> token list
 )->tuple: # (X CSR float64 (n, <= max_features), y) or (X, y, tokens)
-    "Paper 004 Table 3 setting: `n` reviews of a domain, counts of its most frequent bigrams, rating or sign."
+    """Paper 004 Table 3 setting: `n` reviews of a domain, counts of its most frequent bigrams, rating or sign.
+
+    Reference: cortes2012alignment, Sec. 5.2."""
     if domain not in SENTIMENT_DOMAINS:
         close = difflib.get_close_matches(str(domain), SENTIMENT_DOMAINS, n=2)
         raise UnknownDatasetError(f"unknown sentiment domain {domain!r}" + (f"; did you mean {close[0]!r}" if close else "")

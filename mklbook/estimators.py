@@ -9,6 +9,7 @@ import time
 import warnings
 
 import numpy as np
+from fastcore.basics import patch
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -21,7 +22,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .kernels import KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
 
+# %% auto #0
+__all__ = ['KernelStackEstimator', 'CombinedKernelModel', 'default_scores', 'default_scores_table']
 
+# %% ../nbs/04_estimators.ipynb #813f525d
 class KernelStackEstimator(BaseEstimator):
     """Plumbing for estimators on kernel stacks: scikit-learn validation, a fitted `KernelBank` (`bank_`), test kernels.
 
@@ -78,23 +82,19 @@ class KernelStackEstimator(BaseEstimator):
         else:
             self.weights_, self.kernel_scale_ = mu / total, float(scale) * total
 
-
-# %% auto #0
-__all__ = ['KernelStackEstimator', 'CombinedKernelModel', 'default_scores', 'default_scores_table']
-
 # %% ../nbs/04_estimators.ipynb #9a04f4d3
 class CombinedKernelModel(KernelStackEstimator):
-    """Learn kernel weights (`_learn_weights(Ks, y) -> mu`), then fit `estimator` on `K_mu` rescaled to trace m.
+    r"""Two-stage model: learn kernel weights $\mu$, then fit `estimator` on $\mathbf K_\mu$ rescaled to trace $m$.
 
-    Classification or regression follows `estimator` (default `SVC(kernel="precomputed")`)."""
+    $$\mathbf K=\frac{m}{\mathrm{Tr}[\mathbf K_\mu]}\,\mathbf K_\mu,\qquad\mathbf K_\mu=\sum_{k=1}^p\mu_k\mathbf K_k$$
+
+    A subclass implements `_learn_weights(Ks, y) -> mu` and declares its hyper-parameters in its own `__init__`.
+    Classification or regression follows `estimator` (default `SVC(kernel="precomputed")`); regression targets are
+    centered before the second stage. One-stage MKL methods set `_rescale = False` and keep their own scale of $\mu$.
+
+    Reference: cortes2012alignment, Sec. 3 (the two-stage algorithms)."""
 
     _rescale = True   # False for one-stage MKL methods, whose learned scale of mu is part of their solution
-
-    def _second_stage(self):
-        return SVC(kernel="precomputed") if getattr(self, "estimator", None) is None else self.estimator
-
-    def _learn_weights(self, Ks, y) -> np.ndarray:
-        raise NotImplementedError
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -106,80 +106,112 @@ class CombinedKernelModel(KernelStackEstimator):
             tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
         return tags
 
-    def _checked_second_stage(self):
-        "A clone of the second stage, refused when it would not read the combined kernel as a kernel."
-        est = self._second_stage()
-        if not hasattr(est, "fit") or not hasattr(est, "get_params"):
-            raise TypeError(f"estimator must be a scikit-learn estimator taking a precomputed kernel; got {est!r}.")
-        kern = est.get_params().get("kernel", "precomputed")
-        if kern != "precomputed":
-            raise ValueError(f"estimator={est!r} has kernel={kern!r}: it would treat the rows of the combined kernel as "
-                             "features. Pass it with kernel='precomputed', e.g. SVC(kernel='precomputed', C=10).")
-        return clone(est)
-
-    def fit(self, X, y):
-        "Learn the weights on `(X, y)`, then fit the second stage on the combined kernel."
-        est = self._checked_second_stage()
-        classify = is_classifier(est)
-        X, y = self._validate_fit(X, y, y_numeric=not classify)
-        if classify:
-            self.classes_ = np.unique(y)
-            if self.classes_.size < 2:
-                raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
-        else:
-            y = y.astype(np.float64)
-        Ks = self._fit_bank(X)
-        mu = np.asarray(self._learn_weights(Ks, y), dtype=np.float64)
-        if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
-            raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
-        K = np.tensordot(mu, Ks, axes=1)
-        tr = np.trace(K)
-        if not tr > 0:
-            raise ValueError("the combined kernel has non-positive trace; the learned weights are unusable "
-                             "(are the kernels PSD?).")
-        if (mu < 0).any():
-            self._check_combination(K)
-        scale = K.shape[0] / tr if self._rescale else 1.0
-        K *= scale
-        self._set_weights(mu, scale)
-        self.y_mean_ = 0.0 if classify else float(y.mean())
-        self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
-        return self
-
-    def _check_combination(self, K):
-        "A combination with negative weights may be indefinite: refuse it unless `psd='allow'` (then warn)."
-        lam = psd_violation(K)
-        if lam is None:
-            return
-        if getattr(self, "psd", "check") != "allow":
-            raise ValueError(f"{type(self).__name__}: the learned combination has negative weights and is not positive "
-                             f"semi-definite (smallest eigenvalue {lam:.3g}), so the second stage would not be a convex "
-                             "problem. Use non-negative weights (e.g. method='alignf'), or psd='allow' to fit it anyway "
-                             "(a stationary point, not an optimum).")
-        warnings.warn(f"{type(self).__name__}: the combined kernel is indefinite (smallest eigenvalue {lam:.3g}); the "
-                      "second stage returns a stationary point, not an optimum (psd='allow').", UserWarning, stacklevel=3)
-
     @available_if(lambda self: hasattr(self._second_stage(), "decision_function"))
-    def decision_function(self, X):
+    def decision_function(self,
+                          X,  # (n, d) test inputs
+                          ):
         "The second stage's decision function on the combined test kernel."
         K = self._combined_test_kernel(X)
         return self.estimator_.decision_function(K)
 
-    def predict(self, X):
-        "Predictions of the second stage on `kernel_scale_ * sum_k weights_[k] K_k(X, X_train)`."
-        K = self._combined_test_kernel(X)
-        out = self.estimator_.predict(K)
-        return out if is_classifier(self.estimator_) else out + self.y_mean_
-
     @available_if(lambda self: hasattr(self._second_stage(), "predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self,
+                      X,  # (n, d) test inputs
+                      ):
         "Class probabilities of the second stage (when it has them, e.g. `SVC(probability=True)`)."
         K = self._combined_test_kernel(X)
         return self.estimator_.predict_proba(K)
 
-    def score(self, X, y):
-        "Accuracy (classification) or R^2 (regression)."
-        return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))
+# %% ../nbs/04_estimators.ipynb #b217fd23
+@patch
+def _second_stage(self: CombinedKernelModel):
+    return SVC(kernel="precomputed") if getattr(self, "estimator", None) is None else self.estimator
+
+
+@patch
+def _learn_weights(self: CombinedKernelModel, Ks, y) -> np.ndarray:
+    raise NotImplementedError
+
+
+@patch
+def _checked_second_stage(self: CombinedKernelModel):
+    "A clone of the second stage, refused when it would not read the combined kernel as a kernel."
+    est = self._second_stage()
+    if not hasattr(est, "fit") or not hasattr(est, "get_params"):
+        raise TypeError(f"estimator must be a scikit-learn estimator taking a precomputed kernel; got {est!r}.")
+    kern = est.get_params().get("kernel", "precomputed")
+    if kern != "precomputed":
+        raise ValueError(f"estimator={est!r} has kernel={kern!r}: it would treat the rows of the combined kernel as "
+                         "features. Pass it with kernel='precomputed', e.g. SVC(kernel='precomputed', C=10).")
+    return clone(est)
+
+# %% ../nbs/04_estimators.ipynb #3f9f4ae8
+@patch
+def fit(self: CombinedKernelModel,
+        X,  # (m, d) training inputs
+        y,  # (m,) class labels or real targets, as the second stage expects
+        ):
+    "Learn the weights on `(X, y)`, then fit the second stage on the combined kernel."
+    est = self._checked_second_stage()
+    classify = is_classifier(est)
+    X, y = self._validate_fit(X, y, y_numeric=not classify)
+    if classify:
+        self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
+    else:
+        y = y.astype(np.float64)
+    Ks = self._fit_bank(X)
+    mu = np.asarray(self._learn_weights(Ks, y), dtype=np.float64)
+    if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
+        raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
+    K = np.tensordot(mu, Ks, axes=1)
+    tr = np.trace(K)
+    if not tr > 0:
+        raise ValueError("the combined kernel has non-positive trace; the learned weights are unusable "
+                         "(are the kernels PSD?).")
+    if (mu < 0).any():
+        self._check_combination(K)
+    scale = K.shape[0] / tr if self._rescale else 1.0
+    K *= scale
+    self._set_weights(mu, scale)
+    self.y_mean_ = 0.0 if classify else float(y.mean())
+    self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
+    return self
+
+
+@patch
+def _check_combination(self: CombinedKernelModel, K):
+    "A combination with negative weights may be indefinite: refuse it unless `psd='allow'` (then warn)."
+    lam = psd_violation(K)
+    if lam is None:
+        return
+    if getattr(self, "psd", "check") != "allow":
+        raise ValueError(f"{type(self).__name__}: the learned combination has negative weights and is not positive "
+                         f"semi-definite (smallest eigenvalue {lam:.3g}), so the second stage would not be a convex "
+                         "problem. Use non-negative weights (e.g. method='alignf'), or psd='allow' to fit it anyway "
+                         "(a stationary point, not an optimum).")
+    warnings.warn(f"{type(self).__name__}: the combined kernel is indefinite (smallest eigenvalue {lam:.3g}); the "
+                  "second stage returns a stationary point, not an optimum (psd='allow').", UserWarning, stacklevel=3)
+
+# %% ../nbs/04_estimators.ipynb #a1bf26ee
+@patch
+def predict(self: CombinedKernelModel,
+            X,  # (n, d) test inputs
+            ):
+    "Predictions of the second stage on `kernel_scale_ * sum_k weights_[k] K_k(X, X_train)`."
+    K = self._combined_test_kernel(X)
+    out = self.estimator_.predict(K)
+    return out if is_classifier(self.estimator_) else out + self.y_mean_
+
+
+@patch
+def score(self: CombinedKernelModel,
+          X,  # (n, d) test inputs
+          y,  # (n,) true labels or targets
+          ):
+    "Accuracy (classification) or R^2 (regression)."
+    return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))
 
 # %% ../nbs/04_estimators.ipynb #c55fde90
 def _cv_score(est, X, y, folds) -> float:
@@ -193,12 +225,14 @@ def _cv_score(est, X, y, folds) -> float:
 def default_scores(estimators: dict,   # name -> unfitted estimator (its defaults, or any setting to measure)
                    datasets: dict,     # name -> (X, y); regression when y is float, classification otherwise
                    cv: int = 3,        # stratified folds (classification) or plain folds (regression)
-                   random_state=0,
-                   progress: bool = False,
-                  ) -> list:
-    """Each estimator's mean cross-validated score on each data set, on the raw features and after a `StandardScaler`,
-    beside scikit-learn's default kernel machine on the same features (`SVC()` / `SVR()`) and the trivial predictor
-    (the majority class / the mean, R^2 = 0). Binary-only estimators are skipped on multi-class sets (`score=None`)."""
+                   random_state=0,     # seed of the fold shuffling
+                   progress: bool = False,  # print each row as it is computed
+                  ) -> list:          # one dict per (data set, estimator): scores raw / std, references, seconds
+    """Each estimator's mean cross-validated score on each data set, on the raw features and after a `StandardScaler`.
+
+    Beside it: scikit-learn's default kernel machine on the same features (`SVC()` / `SVR()`) and the trivial predictor
+    (the majority class / the mean, R^2 = 0). Binary-only estimators are skipped on multi-class sets (their `raw` and
+    `std` are None)."""
     rows = []
     for dname, (X, y) in datasets.items():
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
@@ -229,12 +263,12 @@ def default_scores(estimators: dict,   # name -> unfitted estimator (its default
             rows.append(row)
     return rows
 
-
-def default_scores_table(rows: list) -> str:
+# %% ../nbs/04_estimators.ipynb #cd69ad17
+def default_scores_table(rows: list,  # the output of `default_scores`
+                         ) -> str:     # a Markdown table
     "`default_scores` as a Markdown table: score raw / standardised, the reference's, the trivial predictor's."
     f = lambda v: "–" if v is None else f"{v:.3f}"
     body = [[r["dataset"], r["estimator"], f(r["raw"]), f(r["std"]), f"{r['ref_raw']:.3f}", f"{r['ref_std']:.3f}",
              f(r["trivial"]), f"{r['seconds']:.1f}"] for r in rows]
     return markdown_table(["data set", "estimator", "raw", "standardised", "SVC()/SVR() raw", "SVC()/SVR() std.",
                            "trivial", "seconds"], body, "llrrrrrr")
-

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+from fastcore.basics import patch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances, linear_kernel
 from sklearn.utils.validation import check_is_fitted
@@ -31,7 +32,10 @@ def _finite_or_raise(a: np.ndarray, name: str):
                          "remove or impute those values before calling.")
 
 
-def check_array_2d(X, name: str = "X", min_rows: int = 1) -> np.ndarray:
+def check_array_2d(X,                  # array-like (n, d); a 1-D input is refused
+                   name: str = "X",    # the argument's name, used in error messages
+                   min_rows: int = 1,  # fewest samples (rows) accepted
+                   ) -> np.ndarray:    # (n, d) finite float64 (no copy when `X` already is one)
     "`X` as a finite float64 array of shape `(n, d)`; a 1-D input is refused with the reshape that fixes it."
     X = np.asarray(X)
     if X.dtype == object:
@@ -50,7 +54,11 @@ def check_array_2d(X, name: str = "X", min_rows: int = 1) -> np.ndarray:
     return X
 
 
-def check_positive(value, name: str, allow_zero: bool = False) -> float:
+# %% ../nbs/00_kernels.ipynb #42f1e502
+def check_positive(value,                   # the number to check
+                   name: str,               # the argument's name, used in error messages
+                   allow_zero: bool = False,  # accept 0 as well
+                   ) -> float:
     "A finite real number `> 0` (`>= 0` with `allow_zero`) as a float; booleans and strings are refused."
     ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and np.isfinite(value)
     if not ok or value < 0 or (value == 0 and not allow_zero):
@@ -59,22 +67,31 @@ def check_positive(value, name: str, allow_zero: bool = False) -> float:
     return float(value)
 
 
-def check_int(value, name: str, low: int = 1) -> int:
+# %% ../nbs/00_kernels.ipynb #233a2e2e
+def check_int(value,        # the number to check (Python or NumPy integer)
+              name: str,    # the argument's name, used in error messages
+              low: int = 1, # smallest value accepted
+              ) -> int:
     "An integer `>= low` (NumPy integers accepted, booleans and floats refused)."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
         what = "a positive integer" if low == 1 else "a non-negative integer" if low == 0 else f"an integer >= {low}"
         raise ValueError(f"{name} must be {what}; got {value!r}.")
     return int(value)
 
+
 # %% ../nbs/00_kernels.ipynb #3b279e52
-def check_stack(Ks, name: str = "Ks", square: bool = True, symmetric: bool = False, psd: bool = False,
-                m: int | None = None, tol: float = 1e-8, finite: bool = True) -> np.ndarray:
+def check_stack(Ks,                     # (p, m, m) stack, (p, n, m) test stack, a list of matrices, or one matrix
+                name: str = "Ks",       # the argument's name, used in error messages
+                square: bool = True,    # require (p, m, m); False accepts test stacks (p, n, m)
+                symmetric: bool = False,  # refuse a kernel with max|K - K^T| > tol max|K|
+                psd: bool = False,      # also refuse kernels that are not PSD (implies the symmetry check)
+                m: int | None = None,   # number of training points the stack's columns must match
+                tol: float = 1e-8,      # relative tolerance of the symmetry check
+                finite: bool = True,    # scan for NaN/inf; False for callers that detect them in their own pass
+                ) -> np.ndarray:        # (p, m, m) or (p, n, m) float64 (no copy when `Ks` already is one)
     """A kernel stack as a finite float64 array `(p, m, m)` (or `(p, n, m)` when `square=False`).
 
-    A single matrix `(m, m)` is promoted to a stack of one. `symmetric` checks `|K - K^T| <= tol max|K|`; `psd=True`
-    also refuses kernels that are not positive semi-definite (see `check_psd`); `m` checks the number of training
-    columns. `finite=False` skips the NaN/inf scan (a full pass) for callers that detect non-finite values in their own
-    pass."""
+    A single matrix `(m, m)` is promoted to a stack of one. The PSD test is `check_psd`'s, one Cholesky per kernel."""
     if isinstance(Ks, (list, tuple)):
         if len(Ks) == 0:
             raise ValueError(f"{name} is an empty list of kernels; give at least one kernel matrix.")
@@ -100,7 +117,8 @@ def check_stack(Ks, name: str = "Ks", square: bool = True, symmetric: bool = Fal
     if symmetric or psd:
         for k, K in enumerate(Ks):
             scale = max(np.abs(K).max(), np.finfo(float).tiny)
-            asym = np.abs(K - K.T).max() / scale
+            with np.errstate(invalid="ignore"):       # inf entries: NaN here, refused by the finiteness check
+                asym = np.abs(K - K.T).max() / scale
             if asym > tol:
                 raise ValueError(f"{name}[{k}] is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); "
                                  "kernel matrices must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
@@ -109,14 +127,20 @@ def check_stack(Ks, name: str = "Ks", square: bool = True, symmetric: bool = Fal
     return Ks
 
 
+# %% ../nbs/00_kernels.ipynb #198245df
 PSD_MODES = ("check", "assume", "allow")
 
 
-def psd_violation(K, rtol: float = 1e-8) -> float | None:
-    """`None` when the symmetric matrix `K` is PSD up to round-off, else its smallest eigenvalue (`nan` above 3000 rows).
+def psd_violation(K,                   # (m, m) symmetric matrix
+                  rtol: float = 1e-8,  # tolerance relative to the largest diagonal entry
+                  ) -> float | None:   # None if PSD up to round-off, else the smallest eigenvalue
+    r"""`None` when the symmetric `K` is PSD up to round-off, else its smallest eigenvalue (`nan` above 3000 rows).
 
-    The test is one Cholesky factorisation of `K + rtol max|diag K| I` (`m^3/3` flops, about 30x cheaper than an
-    eigendecomposition): it succeeds exactly when the smallest eigenvalue exceeds `-rtol max|diag K|`."""
+    $$\text{PSD up to round-off}\iff\lambda_{\min}(\mathbf K)>-\epsilon\iff\mathbf K+\epsilon\,\mathbf I\succ0,\qquad
+    \epsilon=\texttt{rtol}\,\max_i|K_{ii}|$$
+
+    The test is one Cholesky factorisation of $\mathbf K+\epsilon\,\mathbf I$ (`m^3/3` flops, about 30x cheaper than an
+    eigendecomposition); the eigenvalues are computed only to report a violation."""
     K = np.asarray(K, dtype=np.float64)
     m = K.shape[0]
     shift = rtol * max(np.abs(np.diag(K)).max(initial=0.0), np.finfo(float).tiny)
@@ -127,11 +151,16 @@ def psd_violation(K, rtol: float = 1e-8) -> float | None:
     return float(np.linalg.eigvalsh(K)[0]) if m <= 3000 else float("nan")
 
 
-def check_psd(Ks, psd: str = "check", name: str = "Ks") -> list:
-    """The PSD half of the kernel contract, by mode: `"check"` refuses a kernel that is not PSD (naming it and the fix),
-    `"allow"` accepts it and returns the indices of the indefinite kernels (the caller then reports a stationary point,
-    never "optimal"), `"assume"` skips the test (the caller vouches, e.g. a bank of PSD families). `Ks`: a symmetric
-    stack `(p, m, m)` (see `check_stack`)."""
+# %% ../nbs/00_kernels.ipynb #88879396
+def check_psd(Ks,                  # (p, m, m) symmetric stack (see `check_stack`)
+              psd: str = "check",  # "check" | "allow" | "assume", see below
+              name: str = "Ks",    # the argument's name, used in error messages
+              ) -> list:           # indices of the kernels that are not PSD ("allow"; [] otherwise)
+    """The PSD half of the kernel contract, by mode (the test is `psd_violation`'s).
+
+    `"check"` refuses a kernel that is not PSD (naming it and the fix), `"allow"` accepts it and returns the indices of
+    the indefinite kernels (the caller then reports a stationary point, never "optimal"), `"assume"` skips the test
+    (the caller vouches, e.g. a bank of PSD families)."""
     if psd not in PSD_MODES:
         raise ValueError(f"psd must be one of {PSD_MODES}; got {psd!r}.")
     if psd == "assume":
@@ -148,8 +177,12 @@ def check_psd(Ks, psd: str = "check", name: str = "Ks") -> list:
         bad.append(k)
     return bad
 
+
 # %% ../nbs/00_kernels.ipynb #4b711f42
-def check_label_vector(y, m: int | None = None, name: str = "y") -> np.ndarray:
+def check_label_vector(y,                    # labels or targets, (n,) or an (n, 1) column
+                       m: int | None = None, # number of samples the labels must match
+                       name: str = "y",      # the argument's name, used in error messages
+                       ) -> np.ndarray:      # (n,)
     "Labels or targets as a 1-D array (an (n, 1) column is flattened), one per sample, finite when numeric."
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -163,7 +196,11 @@ def check_label_vector(y, m: int | None = None, name: str = "y") -> np.ndarray:
     return y
 
 
-def check_binary_labels(y, m: int | None = None, name: str = "y"):
+# %% ../nbs/00_kernels.ipynb #50539b68
+def check_binary_labels(y,                    # (n,) labels of exactly two classes, any type
+                        m: int | None = None, # number of samples the labels must match
+                        name: str = "y",      # the argument's name, used in error messages
+                        ) -> tuple:           # (y_pm, classes): (n,) floats in {-1, +1} and the two labels
     "Binary labels as `(y_pm, classes)`: `y_pm` in {-1, +1} (+1 is `classes[1]`, the larger label)."
     y = check_label_vector(y, m, name)
     classes = np.unique(y)
@@ -175,7 +212,11 @@ def check_binary_labels(y, m: int | None = None, name: str = "y"):
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
-def check_multiclass_labels(y, m: int | None = None, name: str = "y"):
+# %% ../nbs/00_kernels.ipynb #979acf50
+def check_multiclass_labels(y,                    # (n,) class labels, any type
+                            m: int | None = None, # number of samples the labels must match
+                            name: str = "y",      # the argument's name, used in error messages
+                            ) -> tuple:           # (codes, classes): (n,) ints in 0..c-1 and the sorted labels
     "Class labels as `(codes, classes)` with `codes` in 0..c-1; at least two classes."
     y = check_label_vector(y, m, name)
     classes, codes = np.unique(y, return_inverse=True)
@@ -184,7 +225,12 @@ def check_multiclass_labels(y, m: int | None = None, name: str = "y"):
     return codes, classes
 
 
-def check_weights(mu, p: int, name: str = "mu", nonnegative: bool = True) -> np.ndarray:
+# %% ../nbs/00_kernels.ipynb #773db766
+def check_weights(mu,                       # (p,) kernel weights
+                  p: int,                   # number of kernels
+                  name: str = "mu",         # the argument's name, used in error messages
+                  nonnegative: bool = True, # refuse negative weights
+                  ) -> np.ndarray:          # (p,) float64
     "Kernel weights as a finite float64 vector of length `p` (non-negative unless told otherwise)."
     mu = np.asarray(mu, dtype=np.float64)
     if mu.ndim != 1 or mu.shape[0] != p:
@@ -193,6 +239,7 @@ def check_weights(mu, p: int, name: str = "mu", nonnegative: bool = True) -> np.
     if nonnegative and (mu < 0).any():
         raise ValueError(f"{name} has negative entries ({mu.min():.3g}); non-negative weights keep the combination PSD.")
     return mu
+
 
 # %% ../nbs/00_kernels.ipynb #ec9764e0
 def _check_columns(columns):
@@ -207,10 +254,15 @@ def _check_columns(columns):
     return tuple(int(c) for c in cols)
 
 
-def standardize_stats(X) -> tuple[np.ndarray, np.ndarray]:
-    """`(mean, scale)` of each column of `X`: the mean and standard deviation, a zero deviation replaced by 1 (as in
-    scikit-learn's `StandardScaler`). Computed on `X / max|X|`, so that entries near 1e±200 neither overflow nor
-    underflow."""
+def standardize_stats(X,  # (m, d) training inputs
+                      ) -> tuple[np.ndarray, np.ndarray]:  # (mean, scale), each (d,)
+    r"""`(mean, scale)` of each column of `X`: its mean and (population) standard deviation.
+
+    $$\bar x_j=\frac1m\sum_{i=1}^m x_{ij},\qquad\sigma_j=\Big(\frac1m\sum_{i=1}^m(x_{ij}-\bar x_j)^2\Big)^{1/2}$$
+
+    A constant column (deviation at round-off level) gets scale $\max_i|x_{ij}|$ (1 if the column is zero) instead, so
+    it standardises to zero as with scikit-learn's `StandardScaler`. Computed on `X / max|X|`, so that entries near
+    1e±200 neither overflow nor underflow."""
     X = check_array_2d(X)
     s = np.abs(X).max(axis=0)
     s = np.where(s > 0, s, 1.0)
@@ -221,114 +273,178 @@ def standardize_stats(X) -> tuple[np.ndarray, np.ndarray]:
     return mean * s, np.where(std > tiny, std * s, s)
 
 
+# %% ../nbs/00_kernels.ipynb #02b56021
 class Kernel:
-    """Base class: a kernel function on the rows of 2-D inputs, optionally restricted to `columns` and applied to
-    standardised features (`standardize=True`: each column centred and scaled with the training mean and standard
-    deviation; a `KernelBank` fits them on its training set, a direct call `k(X, Z)` on `X`).
+    r"""Base class of the kernel families: a kernel $K(x, z)$ evaluated on the rows of 2-D inputs.
 
-    Parameters are stored exactly as given and validated on construction, so kernels survive `sklearn.base.clone`."""
+    $$\mathbf K=\big[K(\tilde x,\tilde z)\big]_{x\in X,\,z\in Z},\qquad
+    \tilde x=\big((x_j-\bar x_j)/\sigma_j\big)_{j\in\texttt{columns}}$$
+
+    $\bar x_j,\sigma_j$ are the training mean and standard deviation (`standardize_stats`) when `standardize=True`
+    (a `KernelBank` fits them on its training set, a direct call `k(X, Z)` on `X`), else $0$ and $1$. Parameters are
+    stored exactly as given and validated on construction, so kernels survive `sklearn.base.clone`."""
     is_psd: bool = True
     _needs = ("gram",)            # which shared products the family is built from: "gram" and/or "sqdist"
 
-    def __init__(self, columns=None, standardize=False):
+    def __init__(self,
+                 columns=None,        # indices of the input columns the kernel sees; None: all of them
+                 standardize=False,   # apply the kernel to features standardised with the training statistics
+                 ):
         self.columns = columns
         self.standardize = standardize
         self._validate()
-
-    def _validate(self):
-        _check_columns(self.columns)
-        if not isinstance(self.standardize, (bool, np.bool_)):
-            raise ValueError(f"standardize must be True or False; got {self.standardize!r}.")
 
     @property
     def _key(self):
         "Kernels with the same key share the Gram and distance matrices inside a bank."
         return (_check_columns(self.columns), bool(self.standardize))
 
-    def _select(self, X):
-        cols = _check_columns(self.columns)
-        return X if cols is None else X[:, list(cols)]
-
     # -- parameters (scikit-learn's protocol, so that clone, GridSearchCV and pickle work) ---------------------
     @classmethod
     def _param_names(cls) -> list:
         return [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
 
-    def get_params(self, deep=True) -> dict:
-        "The constructor's arguments, as given."
-        return {n: getattr(self, n) for n in self._param_names()}
 
-    def set_params(self, **params):
-        "Set constructor arguments (validated); returns the kernel."
-        for n, v in params.items():
-            if n not in self._param_names():
-                raise ValueError(f"{type(self).__name__} has no parameter {n!r}; valid: {self._param_names()}.")
-            setattr(self, n, v)
-        self._validate()
-        return self
-
-    def _repr_skip(self) -> set:
-        "Parameters left out of the repr: the options at their defaults."
-        return {n for n, d in (("columns", None), ("standardize", False)) if getattr(self, n, d) is d}
-
-    def __repr__(self):
-        skip = self._repr_skip()
-        args = [f"{n}={list(v) if n == 'columns' else v!r}" for n in self._param_names()
-                if n not in skip for v in [getattr(self, n)]]
-        return f"{type(self).__name__}({', '.join(args)})"
-
-    def __eq__(self, other):
-        return type(self) is type(other) and repr(self) == repr(other)
-
-    def __hash__(self):
-        return hash(repr(self))
-
-    # -- evaluation ------------------------------------------------------------------------------------------
-    def __call__(self, X, Z=None) -> np.ndarray:
-        "The kernel matrix `[K(x_i, z_j)]` of shape `(len(X), len(Z))`; `Z=None` means `Z = X`."
-        X = check_array_2d(X)
-        Z = None if Z is None else check_array_2d(Z, "Z")
-        if Z is not None and Z.shape[1] != X.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but Z has {Z.shape[1]}; both must have the same columns.")
-        if self.standardize:
-            mean, scale = standardize_stats(X)
-            X, Z = (X - mean) / scale, None if Z is None else (Z - mean) / scale
-        return self.raw(X, Z)
-
-    def raw(self, X, Z=None) -> np.ndarray:
-        """The kernel on validated inputs taken as they are: `standardize` is the caller's business (a `KernelBank`
-        applies its training statistics, `__call__` those of `X`)."""
-        Xs = self._select(X)
-        Zs = Xs if Z is None else self._select(Z)
-        gram = linear_kernel(Xs, Zs) if "gram" in self._needs else None
-        sq = euclidean_distances(Xs, None if Z is None else Zs, squared=True) if "sqdist" in self._needs else None
-        return self._from_products(gram, sq)
-
-    def _from_products(self, gram, sqdist) -> np.ndarray:
-        raise NotImplementedError
-
-    def diag(self, X) -> np.ndarray:
-        "The values `K(x, x)` for each row of `X` (standardised, when asked, with the statistics of `X`)."
-        X = check_array_2d(X)
-        if self.standardize:
-            mean, scale = standardize_stats(X)
-            X = (X - mean) / scale
-        Xs = self._select(X)
-        return self._diag_from_sqnorm(np.einsum("ij,ij->i", Xs, Xs))
-
-    def _diag_from_sqnorm(self, sqnorm):
-        return self._from_products(sqnorm, np.zeros_like(sqnorm))
+# %% ../nbs/00_kernels.ipynb #3e1adb0d
+@patch
+def _validate(self: Kernel):
+    _check_columns(self.columns)
+    if not isinstance(self.standardize, (bool, np.bool_)):
+        raise ValueError(f"standardize must be True or False; got {self.standardize!r}.")
 
 
+@patch
+def _select(self: Kernel, X):
+    cols = _check_columns(self.columns)
+    return X if cols is None else X[:, list(cols)]
+
+
+@patch
+def get_params(self: Kernel,
+               deep=True,  # ignored: kernels hold no nested estimators (scikit-learn's signature)
+               ) -> dict:  # parameter name -> value
+    "The constructor's arguments, as given."
+    return {n: getattr(self, n) for n in self._param_names()}
+
+
+@patch
+def set_params(self: Kernel,
+               **params,  # constructor arguments by name
+               ):
+    "Set constructor arguments (validated); returns the kernel."
+    for n, v in params.items():
+        if n not in self._param_names():
+            raise ValueError(f"{type(self).__name__} has no parameter {n!r}; valid: {self._param_names()}.")
+        setattr(self, n, v)
+    self._validate()
+    return self
+
+
+@patch
+def _repr_skip(self: Kernel) -> set:
+    "Parameters left out of the repr: the options at their defaults."
+    return {n for n, d in (("columns", None), ("standardize", False)) if getattr(self, n, d) is d}
+
+
+@patch
+def __repr__(self: Kernel):
+    skip = self._repr_skip()
+    args = [f"{n}={list(v) if n == 'columns' else v!r}" for n in self._param_names()
+            if n not in skip for v in [getattr(self, n)]]
+    return f"{type(self).__name__}({', '.join(args)})"
+
+
+# %% ../nbs/00_kernels.ipynb #dac5801b
+@patch
+def __eq__(self: Kernel, other):
+    return type(self) is type(other) and repr(self) == repr(other)
+
+
+@patch
+def __hash__(self: Kernel):
+    return hash(repr(self))
+
+
+# -- evaluation ------------------------------------------------------------------------------------------
+@patch
+def __call__(self: Kernel,
+             X,       # (n, d) inputs
+             Z=None,  # (n', d) inputs; None: Z = X
+             ) -> np.ndarray:  # (n, n')
+    "The kernel matrix `[K(x_i, z_j)]` of shape `(len(X), len(Z))`; `Z=None` means `Z = X`."
+    X = check_array_2d(X)
+    Z = None if Z is None else check_array_2d(Z, "Z")
+    if Z is not None and Z.shape[1] != X.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Z has {Z.shape[1]}; both must have the same columns.")
+    if self.standardize:
+        mean, scale = standardize_stats(X)
+        X, Z = (X - mean) / scale, None if Z is None else (Z - mean) / scale
+    return self.raw(X, Z)
+
+
+@patch
+def raw(self: Kernel,
+        X,       # (n, d) validated inputs, already standardised if the kernel asks for it
+        Z=None,  # (n', d) inputs, likewise; None: Z = X
+        ) -> np.ndarray:  # (n, n')
+    """The kernel on validated inputs taken as they are: `standardize` is the caller's business (a `KernelBank`
+    applies its training statistics, `__call__` those of `X`)."""
+    Xs = self._select(X)
+    Zs = Xs if Z is None else self._select(Z)
+    gram = linear_kernel(Xs, Zs) if "gram" in self._needs else None
+    sq = euclidean_distances(Xs, None if Z is None else Zs, squared=True) if "sqdist" in self._needs else None
+    return self._from_products(gram, sq)
+
+
+@patch
+def _from_products(self: Kernel, gram, sqdist) -> np.ndarray:
+    raise NotImplementedError
+
+
+# %% ../nbs/00_kernels.ipynb #bf48f8bc
+@patch
+def diag(self: Kernel,
+         X,  # (n, d) inputs
+         ) -> np.ndarray:  # (n,)
+    "The values `K(x, x)` for each row of `X` (standardised, when asked, with the statistics of `X`)."
+    X = check_array_2d(X)
+    if self.standardize:
+        mean, scale = standardize_stats(X)
+        X = (X - mean) / scale
+    Xs = self._select(X)
+    return self._diag_from_sqnorm(np.einsum("ij,ij->i", Xs, Xs))
+
+
+@patch
+def _diag_from_sqnorm(self: Kernel, sqnorm):
+    return self._from_products(sqnorm, np.zeros_like(sqnorm))
+
+
+# %% ../nbs/00_kernels.ipynb #e1592864
 class Linear(Kernel):
-    "Linear kernel `K(x, z) = x . z`."
+    r"""Linear kernel.
+
+    $$K(x,z)=x\cdot z$$
+
+    Reference: zhou2016vcmkl, Sec. 5 (VCMKL's rules with linear kernels)."""
     def _from_products(self, gram, sqdist):
         return gram
 
 
+# %% ../nbs/00_kernels.ipynb #c443217c
 class Polynomial(Kernel):
-    "Polynomial kernel `K(x, z) = (gamma x . z + coef0)^degree` (PDS for integer degree >= 1, gamma > 0, coef0 >= 0)."
-    def __init__(self, degree=2, coef0=1.0, gamma=1.0, columns=None, standardize=False):
+    r"""Polynomial kernel, PDS for an integer degree $d\ge1$, $\gamma>0$ and $c\ge0$.
+
+    $$K(x,z)=(\gamma\,x\cdot z+c)^d$$
+
+    Reference: cortes2015vkr, Sec. 6 (Lemma 4) and Sec. 7; liu2017ifkl, Experiments."""
+    def __init__(self,
+                 degree=2,           # d, a positive integer
+                 coef0=1.0,          # c >= 0
+                 gamma=1.0,          # scale of the inner product, > 0
+                 columns=None,       # indices of the input columns the kernel sees; None: all of them
+                 standardize=False,  # apply the kernel to features standardised with the training statistics
+                 ):
         self.degree, self.coef0, self.gamma = degree, coef0, gamma
         super().__init__(columns, standardize)
 
@@ -345,11 +461,20 @@ class Polynomial(Kernel):
         return super()._repr_skip() | ({"gamma"} if self.gamma == 1 else set())
 
 
+# %% ../nbs/00_kernels.ipynb #fc866ac0
 class Gaussian(Kernel):
-    "Gaussian kernel `K(x, z) = exp(-gamma |x - z|^2)`."
+    r"""Gaussian kernel of width parameter $\gamma$.
+
+    $$K(x,z)=\exp(-\gamma\lVert x-z\rVert^2)$$
+
+    Reference: cortes2012alignment, Sec. 5.1; cortes2015vkr, Sec. 6 (Lemma 5)."""
     _needs = ("sqdist",)
 
-    def __init__(self, gamma=1.0, columns=None, standardize=False):
+    def __init__(self,
+                 gamma=1.0,          # width parameter, > 0
+                 columns=None,       # indices of the input columns the kernel sees; None: all of them
+                 standardize=False,  # apply the kernel to features standardised with the training statistics
+                 ):
         self.gamma = gamma
         super().__init__(columns, standardize)
 
@@ -361,11 +486,21 @@ class Gaussian(Kernel):
         return np.exp(-float(self.gamma) * sqdist)
 
 
+# %% ../nbs/00_kernels.ipynb #79ba81be
 class Sigmoid(Kernel):
-    "Sigmoid kernel `K(x, z) = tanh(a x . z + b)`; not PSD in general, so PSD-only methods refuse it."
+    r"""Sigmoid kernel; not PSD in general, so PSD-only methods refuse it (VKR accepts it).
+
+    $$K(x,z)=\tanh(a\,x\cdot z+b)$$
+
+    Reference: cortes2015vkr, Sec. 6 (Lemma 6)."""
     is_psd = False
 
-    def __init__(self, a=1.0, b=0.0, columns=None, standardize=False):
+    def __init__(self,
+                 a=1.0,              # slope, any finite number
+                 b=0.0,              # offset, any finite number
+                 columns=None,       # indices of the input columns the kernel sees; None: all of them
+                 standardize=False,  # apply the kernel to features standardised with the training statistics
+                 ):
         self.a, self.b = a, b
         super().__init__(columns, standardize)
 
@@ -380,9 +515,16 @@ class Sigmoid(Kernel):
         return np.tanh(float(self.a) * gram + float(self.b))
 
 
+# %% ../nbs/00_kernels.ipynb #a4a6b20b
 class RankOne(Kernel):
-    "Rank-one feature kernel `K(x, z) = x_j z_j`: the matrix `v v^T` of the feature column `v = X[:, j]`."
-    def __init__(self, feature=0):
+    r"""Rank-one feature kernel: the matrix $\mathbf v\mathbf v^\top$ of the feature column $\mathbf v$ = `X[:, j]`.
+
+    $$K(x,z)=x_jz_j$$
+
+    Reference: cortes2012alignment, Sec. 5.2."""
+    def __init__(self,
+                 feature=0,  # j, index of the feature column (>= 0)
+                 ):
         self.feature = feature
         self._validate()
 
@@ -396,95 +538,160 @@ class RankOne(Kernel):
         return gram
 
 
+# %% ../nbs/00_kernels.ipynb #7742bf53
 class Precomputed(Kernel):
-    """A user-supplied kernel matrix `K` of shape `(N, N)` over a fixed sample; inputs are sample indices.
+    r"""A user-supplied kernel matrix `K` of shape `(N, N)` over a fixed sample; inputs are sample indices.
+
+    $$K(i,j)=\mathbf K_{ij}$$
 
     Use `X = np.arange(N)[:, None]`: any split of the rows then selects the right blocks of `K`. The kernel computes on
-    a private float64 copy (the caller's matrix is never modified); `psd=None` tests positive semi-definiteness once."""
+    a private float64 copy (the caller's matrix is never modified)."""
     _needs = ()
 
-    def __init__(self, K, name: str = "precomputed", psd: bool | None = None):
+    def __init__(self,
+                 K,                         # (N, N) kernel matrix over the whole sample
+                 name: str = "precomputed", # label shown in the repr and in messages
+                 psd: bool | None = None,   # whether K is PSD; None: test it once (Cholesky of its symmetric part)
+                 ):
         self.K, self.name, self.psd = K, name, psd
         self._validate()
-
-    def _validate(self):
-        K = np.array(self.K, dtype=np.float64)          # a private copy
-        if K.ndim != 2 or K.shape[0] != K.shape[1]:
-            raise ValueError(f"Precomputed kernel must be a square (N, N) matrix; got shape {K.shape}.")
-        _finite_or_raise(K, "Precomputed kernel")
-        if self.psd is not None and not isinstance(self.psd, (bool, np.bool_)):
-            raise ValueError(f"psd must be True, False or None (test it); got {self.psd!r}.")
-        self._K = K
-        self.is_psd = bool(psd_violation((K + K.T) / 2) is None) if self.psd is None else bool(self.psd)
 
     columns = property(lambda self: None)
     standardize = property(lambda self: False)
 
-    def _repr_skip(self):
-        return {"K"} | ({"psd"} if self.psd is None else set())
 
-    def __eq__(self, other):
-        return (type(self) is type(other) and self.name == other.name and self.is_psd == other.is_psd
-                and np.array_equal(self._K, other._K))
+# %% ../nbs/00_kernels.ipynb #46cd9404
+@patch
+def _validate(self: Precomputed):
+    K = np.array(self.K, dtype=np.float64)          # a private copy
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"Precomputed kernel must be a square (N, N) matrix; got shape {K.shape}.")
+    _finite_or_raise(K, "Precomputed kernel")
+    if self.psd is not None and not isinstance(self.psd, (bool, np.bool_)):
+        raise ValueError(f"psd must be True, False or None (test it); got {self.psd!r}.")
+    self._K = K
+    self.is_psd = bool(psd_violation((K + K.T) / 2) is None) if self.psd is None else bool(self.psd)
 
-    def __hash__(self):
-        return hash((self.name, self._K.shape))
 
-    def __getstate__(self):                              # pickle the matrix once, not twice
-        return {k: v for k, v in self.__dict__.items() if k != "_K"}
+@patch
+def _repr_skip(self: Precomputed):
+    return {"K"} | ({"psd"} if self.psd is None else set())
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._K = np.array(self.K, dtype=np.float64)
 
-    def _index(self, X, name):
-        X = np.asarray(X)
-        if X.ndim == 2 and X.shape[1] == 1:
-            X = X[:, 0]
-        if X.ndim != 1 or X.dtype.kind not in "iuf" or not np.all(np.equal(np.mod(X, 1), 0)):
-            raise ValueError(f"{name} for a Precomputed kernel must be integer sample indices of shape (n, 1), "
-                             "e.g. np.arange(N)[:, None].")
-        idx = X.astype(np.intp)
-        if idx.min(initial=0) < 0 or idx.max(initial=0) >= self._K.shape[0]:
-            raise ValueError(f"{name} holds indices outside [0, {self._K.shape[0] - 1}] of the precomputed kernel.")
-        return idx
+@patch
+def __eq__(self: Precomputed, other):
+    return (type(self) is type(other) and self.name == other.name and self.is_psd == other.is_psd
+            and np.array_equal(self._K, other._K))
 
-    def __call__(self, X, Z=None):
-        i = self._index(X, "X")
-        j = i if Z is None else self._index(Z, "Z")
-        return self._K[np.ix_(i, j)]
 
-    raw = __call__
+@patch
+def __hash__(self: Precomputed):
+    return hash((self.name, self._K.shape))
 
-    def diag(self, X):
-        return np.diag(self._K)[self._index(X, "X")]
+
+@patch
+def __getstate__(self: Precomputed):                              # pickle the matrix once, not twice
+    return {k: v for k, v in self.__dict__.items() if k != "_K"}
+
+
+@patch
+def __setstate__(self: Precomputed, state):
+    self.__dict__.update(state)
+    self._K = np.array(self.K, dtype=np.float64)
+
+# %% ../nbs/00_kernels.ipynb #09653e67
+@patch
+def _index(self: Precomputed, X, name):
+    X = np.asarray(X)
+    if X.ndim == 2 and X.shape[1] == 1:
+        X = X[:, 0]
+    if X.ndim != 1 or X.dtype.kind not in "iuf" or not np.all(np.equal(np.mod(X, 1), 0)):
+        raise ValueError(f"{name} for a Precomputed kernel must be integer sample indices of shape (n, 1), "
+                         "e.g. np.arange(N)[:, None].")
+    idx = X.astype(np.intp)
+    if idx.min(initial=0) < 0 or idx.max(initial=0) >= self._K.shape[0]:
+        raise ValueError(f"{name} holds indices outside [0, {self._K.shape[0] - 1}] of the precomputed kernel.")
+    return idx
+
+
+@patch
+def __call__(self: Precomputed,
+             X,       # (n, 1) integer sample indices
+             Z=None,  # (n', 1) integer sample indices; None: Z = X
+             ):
+    "The block `K[X, Z]` of the precomputed matrix, shape `(n, n')`."
+    i = self._index(X, "X")
+    j = i if Z is None else self._index(Z, "Z")
+    return self._K[np.ix_(i, j)]
+
+
+@patch
+def diag(self: Precomputed,
+         X,  # (n, 1) integer sample indices
+         ):
+    "The diagonal entries `K[i, i]` for the sample indices `i` in `X`."
+    return np.diag(self._K)[self._index(X, "X")]
+
+
+Precomputed.raw = Precomputed.__call__          # index inputs: nothing to standardise
+
+
 
 # %% ../nbs/00_kernels.ipynb #57cabe53
-def gaussian_bank(gammas, standardize: bool = False) -> list:
-    "Gaussian kernels `exp(-gamma |x - z|^2)`, one per `gamma`."
+def gaussian_bank(gammas,                    # width parameters, one kernel each (a scalar gives one kernel)
+                  standardize: bool = False,  # kernels on features standardised with the training statistics
+                  ) -> list:                 # [Gaussian(gamma) for gamma in gammas]
+    r"""Gaussian kernels, one per width $\gamma$ in `gammas`.
+
+    $$K_\gamma(x,z)=\exp(-\gamma\lVert x-z\rVert^2),\qquad\gamma\in\texttt{gammas}$$
+
+    Reference: cortes2012alignment, Sec. 5.1 (widths $\gamma\in\{2^{\gamma_0},\dots,2^{\gamma_1}\}$)."""
     return [Gaussian(float(g), standardize=standardize) for g in np.atleast_1d(gammas)]
 
 
-def polynomial_bank(degrees, coef0: float = 1.0, gamma: float = 1.0, standardize: bool = False) -> list:
-    "Polynomial kernels `(gamma x . z + coef0)^d`, one per degree `d`."
+# %% ../nbs/00_kernels.ipynb #ce02f2b0
+def polynomial_bank(degrees,                   # polynomial degrees d, one kernel each (a scalar gives one kernel)
+                    coef0: float = 1.0,        # c >= 0, shared by all degrees
+                    gamma: float = 1.0,        # scale of the inner product, shared by all degrees
+                    standardize: bool = False, # kernels on features standardised with the training statistics
+                    ) -> list:                 # [Polynomial(d, coef0, gamma) for d in degrees]
+    r"""Polynomial kernels, one per degree $d$ in `degrees`.
+
+    $$K_d(x,z)=(\gamma\,x\cdot z+c)^d$$
+
+    Reference: cortes2015vkr, Sec. 7 ($(x\cdot z+1)^d$, $d=1,\dots,10$)."""
     return [Polynomial(int(d), coef0, gamma, standardize=standardize) for d in np.atleast_1d(degrees)]
 
 
-def rank_one_bank(features) -> list:
-    "Rank-one kernels `v_j v_j^T`, one per feature index `j` (an int `n` means features `0..n-1`)."
+# %% ../nbs/00_kernels.ipynb #18f59696
+def rank_one_bank(features,  # feature indices j, or an int n for features 0..n-1
+                  ) -> list: # [RankOne(j) for j in features]
+    r"""Rank-one kernels, one per feature index $j$ (an int `n` means features `0..n-1`).
+
+    $$\mathbf K_j=\mathbf v_j\mathbf v_j^\top,\qquad\mathbf v_j=(x_{1j},\dots,x_{mj})^\top$$
+
+    Reference: cortes2012alignment, Sec. 5.2."""
     features = range(features) if isinstance(features, numbers.Integral) else features
     return [RankOne(int(j)) for j in features]
 
 
+# %% ../nbs/00_kernels.ipynb #b02d4c1f
 DEFAULT_GAMMAS = 2.0 ** np.arange(-3, 4)     # Gaussian widths of the default bank, in units of 1/d
 DEFAULT_DEGREES = np.arange(1, 11)           # polynomial degrees of the default polynomial bank
 
 
-def default_bank(X, family: str = "gaussian") -> list:
-    """The book's data-adaptive default bank for training inputs `X (m, d)`: kernels on standardised features,
-    `"gaussian"`: `exp(-2^k |x - z|^2 / d)`, k = -3..3; `"polynomial"`: `(x . z / s + 1)^deg`, deg = 1..10, with
-    `s = max_i |x_i|^2` over the standardised training rows; `"both"`: the two lists. (Derivation: the estimators
-    chapter.)"""
+def default_bank(X,                         # (m, d) training inputs
+                 family: str = "gaussian",  # "gaussian", "polynomial" or "both" (Gaussians, then polynomials)
+                 ) -> list:                 # 7 Gaussians, 10 polynomials, or both lists
+    r"""The book's data-adaptive default bank for training inputs `X`: kernels on standardised features $\tilde x$.
+
+    $$K_k(x,z)=\exp\big(-2^k\lVert\tilde x-\tilde z\rVert^2/d\big),\ k=-3,\dots,3;\qquad
+    K_q(x,z)=(\tilde x\cdot\tilde z/s+1)^q,\ q=1,\dots,10,\quad s=\max_i\lVert\tilde x_i\rVert^2$$
+
+    $\tilde x$ is standardised with the training mean and deviation of each feature (`standardize_stats`); the widths
+    and the scale $s$ are derived in the estimators chapter.
+
+    Reference: cortes2012alignment, Sec. 5.1 (the Gaussian family); cortes2015vkr, Sec. 7 (the polynomial family)."""
     X = check_array_2d(X)
     if family not in ("gaussian", "polynomial", "both"):
         raise ValueError(f"family must be 'gaussian', 'polynomial' or 'both'; got {family!r}.")
@@ -499,9 +706,17 @@ def default_bank(X, family: str = "gaussian") -> list:
         out += polynomial_bank(DEFAULT_DEGREES, coef0=1.0, gamma=1.0 / s if s > 0 else 1.0, standardize=True)
     return out
 
+
 # %% ../nbs/00_kernels.ipynb #010f50f4
-def center(Ks) -> np.ndarray:
-    "Centered copy `H K H`, `H = I - 11^T/m`, of one kernel matrix `(m, m)` or of a stack `(p, m, m)` (Eq. 1)."
+def center(Ks,               # (m, m) kernel matrix or (p, m, m) stack
+           ) -> np.ndarray:  # centered copy, same shape
+    r"""Centered copy of one kernel matrix `(m, m)` or of each kernel of a stack `(p, m, m)`.
+
+    $$\mathbf K^c=\mathbf H\mathbf K\mathbf H,\qquad\mathbf H=\mathbf I-\mathbf 1\mathbf 1^\top/m,\qquad
+    [\mathbf K^c]_{ij}=\mathbf K_{ij}-\frac1m\sum_{i'}\mathbf K_{i'j}-\frac1m\sum_{j'}\mathbf K_{ij'}
+    +\frac1{m^2}\sum_{i',j'}\mathbf K_{i'j'}$$
+
+    Reference: cortes2012alignment, Sec. 2.2, Eq. (1) and Lemma 1."""
     Ks = np.asarray(Ks)
     single = Ks.ndim == 2
     Ks = check_stack(Ks)
@@ -512,8 +727,15 @@ def center(Ks) -> np.ndarray:
     return out[0] if single else out
 
 
-def center_test(K_test, K_train) -> np.ndarray:
-    "Center test kernels `(n, m)` or `(p, n, m)` with the training mean of `K_train` `(m, m)` or `(p, m, m)`."
+# %% ../nbs/00_kernels.ipynb #6f82908a
+def center_test(K_test,          # (n, m) test kernel or (p, n, m) test stack against the training points
+                K_train,         # (m, m) training kernel or (p, m, m) stack, the same kernels in the same order
+                ) -> np.ndarray: # centered test kernels, same shape as K_test
+    r"""Test kernels centered with the *training* mean $\bar\Phi$ of the feature map, never a mean over test points.
+
+    $$K^c(x,x_j)=K(x,x_j)-\frac1m\sum_{i}K(x,x_i)-\frac1m\sum_{i}\mathbf K_{ij}+\frac1{m^2}\sum_{i,i'}\mathbf K_{ii'}$$
+
+    Reference: cortes2012alignment, Sec. 2.2 (centering with $\bar\Phi=\frac1m\sum_i\Phi(x_i)$)."""
     single = np.ndim(K_test) == 2
     K_train = check_stack(K_train, "K_train")
     K_test = check_stack(K_test, "K_test", square=False, m=K_train.shape[1])
@@ -525,16 +747,24 @@ def center_test(K_test, K_train) -> np.ndarray:
     out = K_test - K_test.mean(axis=2, keepdims=True) - col + tot
     return out[0] if single else out
 
-# %% ../nbs/00_kernels.ipynb #b922569e
+
+# %% ../nbs/00_kernels.ipynb #0da7acde
 def _block_rows(p: int, m: int, target_bytes: int = 4 << 20) -> int:
     return int(max(1, min(m, target_bytes // max(1, p * m * 8))))
 
 
-def centered_products(Ks, Y=None, exact_below: float = 1e-6, warn_constant: bool = True):
-    """`(M, a)`: `M[k, l] = <K_k^c, K_l^c>_F` and, when a target matrix `Y` (m, c) is given, `a_k = <K_k^c, Y Y^T>_F`.
+# %% ../nbs/00_kernels.ipynb #b922569e
+def centered_products(Ks,                         # (p, m, m) square stack, or one (m, m) matrix
+                      Y=None,                     # (m, c) or (m,) targets: a_k = Tr[Y^T H K_k H Y]; None: M only
+                      exact_below: float = 1e-6,  # exact row of M for kernels with ||K^c||_F^2 <= exact_below ||K||_F^2
+                      warn_constant: bool = True, # warn about kernels constant on the sample (centered norm ~ 0)
+                      ) -> tuple:                 # (M, a): (p, p) and (p,), or (M, None) without Y
+    r"""`(M, a)` in one cache-blocked pass over the stack: centered Frobenius products between the kernels and with `Y`.
 
-    One cache-blocked pass over the stack computes both (trace identity for M; `a_k = Tr[Yc^T K_k Yc]` by Lemma 1);
-    kernels whose centered norm is below `exact_below` times their raw norm get an exact row of M (no cancellation)."""
+    $$\mathbf M_{kl}=\langle\mathbf K_k^c,\mathbf K_l^c\rangle_F,\qquad
+    a_k=\langle\mathbf K_k^c,\mathbf Y\mathbf Y^\top\rangle_F$$
+
+    Reference: cortes2012alignment, Sec. 3.2.1 (a and M), Lemma 1."""
     Ks = np.asarray(Ks)
     if Ks.ndim == 2:
         Ks = Ks[None]
@@ -584,26 +814,51 @@ def centered_products(Ks, Y=None, exact_below: float = 1e-6, warn_constant: bool
                           RuntimeWarning, stacklevel=2)
     return (M, a) if Y is not None else (M, None)
 
+# %% ../nbs/00_kernels.ipynb #ec68acb7
+def centered_gram(Ks,                         # (p, m, m) square stack, or one (m, m) matrix
+                  exact_below: float = 1e-6,  # exact row for a kernel with ||K^c||_F^2 <= exact_below ||K||_F^2
+                  warn_constant: bool = True, # warn about kernels constant on the sample (centered norm ~ 0)
+                  ) -> np.ndarray:            # (p, p) symmetric matrix M
+    r"""The `p x p` matrix of centered Frobenius products, in one cache-blocked pass and without centered copies.
 
-def centered_gram(Ks, exact_below: float = 1e-6, warn_constant: bool = True) -> np.ndarray:
-    """The `p x p` matrix `M[k, l] = <K_k^c, K_l^c>_F` of centered Frobenius products, without centered copies.
+    $$\mathbf M_{kl}=\langle\mathbf K_k^c,\mathbf K_l^c\rangle_F=\langle\mathbf K_k,\mathbf K_l\rangle_F
+    -\frac{\mathbf c_k\cdot\mathbf c_l+\mathbf r_k\cdot\mathbf r_l}{m}+\frac{s_ks_l}{m^2}$$
 
-    `<A^c, B^c> = <A, B> - (c_A.c_B + r_A.r_B)/m + s_A s_B/m^2` (row sums r, column sums c, total s), in one
-    cache-blocked pass over the stack. Kernels whose centered norm is below `exact_below` times their raw norm
-    are recomputed exactly as `<K_k^c, K_l>` (Lemma 1) to avoid cancellation."""
+    with row sums $\mathbf r_k=\mathbf K_k\mathbf 1$, column sums $\mathbf c_k=\mathbf K_k^\top\mathbf 1$ and
+    $s_k=\mathbf 1^\top\mathbf K_k\mathbf 1$. Kernels below `exact_below` get their row recomputed exactly as
+    $\langle\mathbf K_k^c,\mathbf K_l\rangle_F$ (Lemma 1) to avoid cancellation.
+
+    Reference: cortes2012alignment, Sec. 3.2.1 (M), Lemma 1."""
     return centered_products(Ks, None, exact_below, warn_constant)[0]
 
+
 # %% ../nbs/00_kernels.ipynb #5665d9e0
-def combine(Ks, mu) -> np.ndarray:
-    "The combined kernel `sum_k mu_k K_k` of a train `(p, m, m)` or test `(p, n, m)` stack."
+def combine(Ks,               # (p, m, m) train or (p, n, m) test stack
+            mu,               # (p,) kernel weights (any sign)
+            ) -> np.ndarray:  # (m, m) or (n, m)
+    r"""The combined kernel of a train `(p, m, m)` or test `(p, n, m)` stack.
+
+    $$\mathbf K_\mu=\sum_{k=1}^p\mu_k\mathbf K_k$$
+
+    Reference: cortes2012alignment, Sec. 3."""
     Ks = check_stack(Ks, square=False)
     mu = check_weights(mu, Ks.shape[0], nonnegative=False)
     return np.tensordot(mu, Ks, axes=1)
 
 
-def psd_factor(K, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
-    """`(Phi, P)` with `Phi Phi^T = K` and `P = V diag(1/sqrt(d))`, from the eigendecomposition `K = V diag(d) V^T` of the
-    symmetric part, eigenvalues below `rtol * d_max` dropped (round-off for a PSD `K`); `K P = Phi` on the kept range."""
+# %% ../nbs/00_kernels.ipynb #cd282c20
+def psd_factor(K,                   # (m, m) kernel matrix (its symmetric part is used)
+               rtol: float = 1e-10, # eigenvalues below rtol * d_max are dropped
+               ) -> tuple[np.ndarray, np.ndarray]:  # (Phi, P), each (m, r), r the number of kept eigenvalues
+    r"""`(Phi, P)`: a feature map of `K` and the matrix taking `K` to it, from an eigendecomposition.
+
+    $$\tfrac12(\mathbf K+\mathbf K^\top)=\mathbf V\,\mathrm{diag}(\mathbf d)\,\mathbf V^\top,\qquad
+    \boldsymbol\Phi=\mathbf V\,\mathrm{diag}(\mathbf d)^{1/2},\qquad
+    \mathbf P=\mathbf V\,\mathrm{diag}(\mathbf d)^{-1/2}$$
+
+    Eigenvalues below `rtol * d_max` (round-off for a PSD `K`) are dropped from $\mathbf V,\mathbf d$: then
+    $\boldsymbol\Phi\boldsymbol\Phi^\top=\mathbf K$ up to them, and $\mathbf K\mathbf P=\boldsymbol\Phi$ on the kept
+    range."""
     d, V = np.linalg.eigh((np.asarray(K, dtype=np.float64) + np.asarray(K, dtype=np.float64).T) / 2)
     keep = d > rtol * max(d[-1], 0.0)
     if not keep.any():
@@ -612,18 +867,26 @@ def psd_factor(K, rtol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
     return V * np.sqrt(d), V / np.sqrt(d)
 
 
-def is_psd(K, tol: float = 1e-8) -> bool:
-    "Whether the symmetric part of `K` has no eigenvalue below `-tol max|diag K|` (one Cholesky, see `psd_violation`)."
+# %% ../nbs/00_kernels.ipynb #76ad1095
+def is_psd(K,                  # (m, m) matrix (its symmetric part is tested)
+           tol: float = 1e-8,  # tolerance relative to the largest diagonal entry
+           ) -> bool:
+    r"""Whether the symmetric part of `K` is PSD up to round-off (one Cholesky, see `psd_violation`).
+
+    $$\lambda_{\min}\big(\tfrac12(\mathbf K+\mathbf K^\top)\big)>-\texttt{tol}\,\max_i|K_{ii}|$$"""
     K = np.asarray(K, dtype=np.float64)
     return psd_violation((K + K.T) / 2, tol) is None
 
+
 # %% ../nbs/00_kernels.ipynb #f2b078ee
 class FeatureStack:
-    """A stack of p kernels `K_k = Phi_k Phi_k^T` given by feature blocks of `Phi` (m, r), never formed.
+    r"""A stack of $p$ kernels $\mathbf K_k=\Phi_k\Phi_k^\top$ given by column blocks $\Phi_k$ of `Phi`, never formed.
 
-    blocks: a list of p column-index arrays; default: one column per kernel (rank-one kernels)."""
+    Reference: cortes2012alignment, Sec. 5.2 (4000 rank-one kernels $\mathbf v_k\mathbf v_k^\top$)."""
 
-    def __init__(self, Phi, blocks=None):
+    def __init__(self,
+                 Phi,          # (m, r) features, the blocks of all kernels side by side
+                 blocks=None): # p column-index arrays partitioning the columns; None: one per column (rank one)
         Phi = check_array_2d(Phi, "Phi")
         self.Phi = Phi
         r = Phi.shape[1]
@@ -645,19 +908,21 @@ class FeatureStack:
         m = self.Phi.shape[0]
         return (len(self.blocks), m, m)
 
-    def combine(self, mu) -> np.ndarray:
-        "`sum_k mu_k Phi_k Phi_k^T`, an (m, m) matrix."
+    def combine(self, mu  # (p,) kernel weights (any sign)
+                ) -> np.ndarray:
+        r"$\sum_k\mu_k\Phi_k\Phi_k^\top=\Phi\,\mathrm{diag}(\mu\text{ per column})\,\Phi^\top$, an (m, m) matrix."
         mu = check_weights(mu, len(self.blocks), nonnegative=False)
         w = mu[self._col_kernel]
         return (self.Phi * w) @ self.Phi.T
 
-    def quad(self, alpha) -> np.ndarray:
-        "`(alpha^T K_k alpha)_k = (||Phi_k^T alpha||^2)_k`."
+    def quad(self, alpha  # (m,) vector
+             ) -> np.ndarray:
+        r"The quadratic forms $(\alpha^\top\mathbf K_k\alpha)_k=(\lVert\Phi_k^\top\alpha\rVert^2)_k$, (p,)."
         proj = self.Phi.T @ np.asarray(alpha, dtype=np.float64)
         return np.bincount(self._col_kernel, weights=proj ** 2, minlength=len(self.blocks))
 
     def centered_gram(self) -> np.ndarray:
-        "`M_kl = <K_k^c, K_l^c>_F = ||Phi_k^c^T Phi_l^c||_F^2` (columns centered), in O(m r^2)."
+        r"$\mathbf M_{kl}=\lVert\Phi_k^{c\top}\Phi_l^c\rVert_F^2$ (columns centered): `centered_gram` in $O(mr^2)$."
         Pc = self.Phi - self.Phi.mean(axis=0)
         G = Pc.T @ Pc
         p = len(self.blocks)
@@ -674,25 +939,46 @@ class FeatureStack:
         "The explicit `(p, m, m)` stack (for checks on small problems)."
         return np.stack([self.Phi[:, b] @ self.Phi[:, b].T for b in self.blocks])
 
+# %% ../nbs/00_kernels.ipynb #ffec21e5
+def stack_combine(Ks,               # (p, m, m) array stack or a FeatureStack
+                  mu,               # (p,) kernel weights
+                  ) -> np.ndarray:  # (m, m)
+    r"""The combined kernel for an array stack or a `FeatureStack`.
 
-def stack_combine(Ks, mu) -> np.ndarray:
-    "`sum_k mu_k K_k` for an array stack or a `FeatureStack`."
+    $$\mathbf K_\mu=\sum_{k=1}^p\mu_k\mathbf K_k$$
+
+    Reference: cortes2012alignment, Sec. 3."""
     return Ks.combine(mu) if isinstance(Ks, FeatureStack) else combine(Ks, mu)
 
 
-def stack_quad(Ks, alpha) -> np.ndarray:
-    "`(alpha^T K_k alpha)_k` for an array stack `(p, m, m)` or a `FeatureStack`."
+# %% ../nbs/00_kernels.ipynb #52746bd4
+def stack_quad(Ks,               # (p, m, m) array stack or a FeatureStack
+               alpha,            # (m,) vector, e.g. a dual solution (times the labels)
+               ) -> np.ndarray:  # (p,)
+    r"""The quadratic form of every kernel at `alpha`, for an array stack or a `FeatureStack`.
+
+    $$(\alpha^\top\mathbf K_k\,\alpha)_{k=1,\dots,p}$$
+
+    With `alpha` $=\mathbf Y\alpha^\star$ at an SVM dual solution it gives the gradient of the MKL objective $J(\mu)$
+    (the SVM dual): $\partial J/\partial\mu_k=-\tfrac12\,\alpha^{\star\top}\mathbf Y\mathbf K_k\mathbf Y\alpha^\star$.
+
+    Reference: liu2017ifkl, Sec. Finite Kernel Learning (the gradient of Eq. (3))."""
     if isinstance(Ks, FeatureStack):
         return Ks.quad(alpha)
     alpha = np.asarray(alpha, dtype=np.float64)
     return np.einsum("kij,j->ki", Ks, alpha) @ alpha
+
 
 # %% ../nbs/00_kernels.ipynb #738ff531
 _NORMALIZATIONS = (None, "none", "trace", "diagonal", "frobenius")
 _VANISH = 1e-11   # a centered kernel this small relative to the raw one is round-off (e.g. identical training rows)
 
 
-def kernel_list(kernels, X=None, owner: str = "KernelBank", family: str = "gaussian") -> list:
+def kernel_list(kernels,                   # a Kernel, a list of kernels, or None (the default bank)
+                X=None,                    # (m, d) training inputs, needed only by the default bank
+                owner: str = "KernelBank", # the caller's name, used in error messages
+                family: str = "gaussian",  # family of the default bank (see `default_bank`)
+                ) -> list:                 # validated list of Kernel objects
     "A bank's kernels as a validated list; `None` is `default_bank(X, family)` (data-adaptive, needs the inputs `X`)."
     if kernels is None:
         if X is None:
@@ -708,176 +994,29 @@ def kernel_list(kernels, X=None, owner: str = "KernelBank", family: str = "gauss
     return kernels
 
 
+# %% ../nbs/00_kernels.ipynb #c927141d
 class KernelBank(TransformerMixin, BaseEstimator):
-    """A list of kernels fitted on training inputs: `fit_transform(X)` gives the train stack `(p, m, m)`,
-    `transform(X)` the test stack `(p, n, m)`, both standardised, centered and normalised with training statistics.
+    r"""A list of kernels fitted on training inputs, turning inputs into train and test stacks processed alike.
 
-    kernels: a list of kernels; None: `default_bank(X)` (Gaussian `exp(-2^k |x - z|^2 / d)`, k = -3..3, on features
-    standardised with the training mean and deviation).
+    $$\frac{\mathbf K_k^c}{\mathrm{Tr}[\mathbf K_k^c]}\ (\texttt{"trace"}),\qquad
+    \frac{\mathbf K_k^c}{\lVert\mathbf K_k^c\rVert_F}\ (\texttt{"frobenius"}),\qquad
+    \frac{K_k^c(x,z)}{\sqrt{K_k^c(x,x)\,K_k^c(z,z)}}\ (\texttt{"diagonal"})$$
 
-    normalize: None | "trace" (Tr K = 1) | "diagonal" (K(x, x) = 1) | "frobenius" (||K||_F = 1)."""
+    `fit_transform(X)` gives the train stack `(p, m, m)`, `transform(X)` the test stack `(p, n, m)`. $K_k^c$ is kernel
+    $k$ centered with the training mean (`center_test`) when `center=True`, else $K_k$; the trace and Frobenius
+    constants are the training matrix's, while a test point's unit diagonal uses its own self-similarity. A kernel
+    that vanishes on the training set is set to zero, with a warning.
 
-    def __init__(self, kernels=None, normalize=None, center=False):
+    Reference: cortes2012alignment, Sec. 5.1 (centered, trace one); cortes2013m3k, Sec. 3, Prop. 1 ($K(x,x)\le1$)."""
+
+    def __init__(self,
+                 kernels=None,    # list of kernels; None: `default_bank(X)`, Gaussians on standardised features
+                 normalize=None,  # None | "trace" (Tr K = 1) | "frobenius" (||K||_F = 1) | "diagonal" (K(x, x) = 1)
+                 center=False,    # center each kernel with the training mean of its feature map
+                 ):
         self.kernels = kernels
         self.normalize = normalize
         self.center = center
-
-    # -- helpers ---------------------------------------------------------------------------------------
-    def _is_precomputed(self, kernels):
-        return kernels is not None and not isinstance(kernels, Kernel) and len(kernels) > 0 and \
-            all(isinstance(k, Precomputed) for k in kernels)
-
-    def _check_X(self, X, name="X"):
-        kernels = self.kernels_ if hasattr(self, "kernels_") else self.kernels
-        if isinstance(kernels, Precomputed) or self._is_precomputed(kernels):
-            X = np.asarray(X)
-            return X[:, None] if X.ndim == 1 else X
-        return check_array_2d(X, name)
-
-    def _standardized(self, X, kern):
-        "`X` standardised with the training statistics when the kernel asks for it (columns not yet selected)."
-        return (X - self.feature_mean_) / self.feature_scale_ if kern.standardize else X
-
-    def _inputs(self, X, kern):
-        "The inputs a kernel sees: standardised with the training statistics when it asks, then its columns."
-        return kern._select(self._standardized(X, kern))
-
-    def raw_kernel(self, q: int, X, Z=None) -> np.ndarray:
-        """Kernel `q` of the fitted bank between `X` and `Z`, with the bank's standardisation but no centering or
-        normalisation (what a sparse predictor needs: its atoms' kernel values, not the whole test stack)."""
-        check_is_fitted(self, "kernels_")
-        kern = self.kernels_[q]
-        if isinstance(kern, Precomputed):
-            return kern(X, Z)
-        X = check_array_2d(X)
-        Z = None if Z is None else check_array_2d(Z, "Z")
-        return kern.raw(self._standardized(X, kern), None if Z is None else self._standardized(Z, kern))
-
-    def _raw(self, X, Z):
-        "Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs."
-        cache = {}
-        out = np.empty((len(self.kernels_), X.shape[0], Z.shape[0]))
-        same = X is Z
-        for q, kern in enumerate(self.kernels_):
-            if isinstance(kern, Precomputed):
-                out[q] = kern(X, None if same else Z)
-                continue
-            if kern._key not in cache:
-                Xs = self._inputs(X, kern)
-                cache[kern._key] = {"Xs": Xs, "Zs": Xs if same else self._inputs(Z, kern)}
-            entry = cache[kern._key]
-            for need in kern._needs:
-                if need not in entry:
-                    if need == "gram":
-                        entry[need] = linear_kernel(entry["Xs"], entry["Zs"])
-                    else:
-                        entry[need] = euclidean_distances(entry["Xs"], None if same else entry["Zs"], squared=True)
-            out[q] = kern._from_products(entry.get("gram"), entry.get("sqdist"))
-        return out
-
-    def _raw_diag(self, X):
-        rows = []
-        for kern in self.kernels_:
-            if isinstance(kern, Precomputed):
-                rows.append(kern.diag(X))
-            else:
-                Xs = self._inputs(X, kern)
-                rows.append(kern._diag_from_sqnorm(np.einsum("ij,ij->i", Xs, Xs)))
-        return np.stack(rows)
-
-    # -- API -------------------------------------------------------------------------------------------
-    def fit(self, X, y=None):
-        "Store the training inputs and the standardisation, centering and normalisation statistics."
-        if self.normalize not in _NORMALIZATIONS:
-            raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
-        X = self._check_X(X)
-        self.kernels_ = kernel_list(self.kernels, X)
-        self.X_fit_ = np.array(X, copy=True)
-        self.n_features_in_ = X.shape[1]
-        self.feature_mean_ = self.feature_scale_ = None
-        if any(k.standardize for k in self.kernels_):
-            self.feature_mean_, self.feature_scale_ = standardize_stats(X)
-        with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _finish_fit
-            K = self._raw(self.X_fit_, self.X_fit_)
-        self._finish_fit(K)
-        return self
-
-    def _finish_fit(self, K):
-        p, m, _ = K.shape
-        if not np.isfinite(K).all():
-            bad = sorted({int(i) for i in np.argwhere(~np.isfinite(K))[:, 0]})
-            raise ValueError(f"kernel(s) {[repr(self.kernels_[i]) for i in bad]} produced NaN or inf on the training "
-                             "set (overflow?): reduce the degree or scale the features (e.g. StandardScaler).")
-        self.col_mean_ = K.mean(axis=1)                       # (p, m) training column means
-        self.total_mean_ = self.col_mean_.mean(axis=1)        # (p,)
-        hi, lo = K.max(axis=(1, 2)), K.min(axis=(1, 2))
-        raw = np.maximum(hi, -lo)
-        if (hi - lo <= _VANISH * raw).all():
-            raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
-                             "or the features far too small or too large for the kernels' widths?); there is nothing "
-                             "to learn from these inputs. Check the data, or use the default bank, which standardises.")
-        self.degenerate_ = np.zeros(p, dtype=bool)
-        if self.center:
-            K = K - self.col_mean_[:, None, :] - K.mean(axis=2, keepdims=True) + self.total_mean_[:, None, None]
-            # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
-            self.degenerate_ = np.maximum(K.max(axis=(1, 2)), -K.min(axis=(1, 2))) <= _VANISH * raw
-        norm = None if self.normalize in (None, "none") else self.normalize
-        self.scale_ = np.ones(p)
-        self.diag_fit_ = np.einsum("kii->ki", K).copy()       # (p, m) (centered) training self-similarities
-        tiny = np.finfo(float).eps * np.maximum(np.abs(K).max(axis=(1, 2)), np.finfo(float).tiny) * m
-        if norm == "trace":
-            tr = self.diag_fit_.sum(axis=1)
-            self.degenerate_ |= tr <= tiny
-            self.scale_ = np.where(self.degenerate_, 1.0, tr)
-        elif norm == "frobenius":
-            fro = np.sqrt((K ** 2).sum(axis=(1, 2)))
-            self.degenerate_ |= fro <= tiny
-            self.scale_ = np.where(self.degenerate_, 1.0, fro)
-        elif norm == "diagonal":
-            self.degenerate_ |= (self.diag_fit_ <= tiny[:, None]).any(axis=1)
-        if self.degenerate_.any():
-            names = [repr(self.kernels_[i]) for i in np.flatnonzero(self.degenerate_)]
-            warnings.warn(f"kernel(s) {names} vanish on the training set after "
-                          f"{'centering' if self.center else 'fitting'} (constant on the sample: are the training rows "
-                          "identical, or a Gaussian too wide for the data?); they are set to zero. Drop them from the "
-                          "bank.", RuntimeWarning, stacklevel=3)
-        self.train_stack_ = self._normalise(K, self.diag_fit_, self.diag_fit_)
-        return self
-
-    def _normalise(self, K, d_rows, d_cols):
-        norm = None if self.normalize in (None, "none") else self.normalize
-        if norm in ("trace", "frobenius"):
-            K = K / self.scale_[:, None, None]
-        elif norm == "diagonal":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                K = K / np.sqrt(np.abs(d_rows)[:, :, None] * np.abs(d_cols)[:, None, :])
-        if self.degenerate_.any():
-            K = np.where(self.degenerate_[:, None, None], 0.0, K)
-        if norm == "diagonal":
-            K = np.where(np.isfinite(K), K, 0.0)              # a test point with zero self-similarity
-        return K
-
-    def fit_transform(self, X, y=None):
-        "Fit on `X` and return the training stack `(p, m, m)`."
-        return self.fit(X).train_stack_.copy()
-
-    def transform(self, X) -> np.ndarray:
-        "The test stack `(p, n, m)` between the rows of `X` and the training points."
-        check_is_fitted(self, "train_stack_")
-        X = self._check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
-        with np.errstate(over="ignore", invalid="ignore"):
-            K = self._raw(X, self.X_fit_)
-        if not np.isfinite(K).all():
-            raise ValueError("the kernels produced NaN or inf on these inputs (overflow?): scale the features.")
-        d = self._raw_diag(X) if self.normalize == "diagonal" else None
-        if self.center:
-            row_mean = K.mean(axis=2)                          # (p, n): mean over training points
-            K = K - row_mean[:, :, None] - self.col_mean_[:, None, :] + self.total_mean_[:, None, None]
-            if d is not None:
-                d = d - 2 * row_mean + self.total_mean_[:, None]
-        return self._normalise(K, d, self.diag_fit_)
 
     @property
     def n_kernels(self) -> int:
@@ -888,3 +1027,197 @@ class KernelBank(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+# %% ../nbs/00_kernels.ipynb #d69b984b
+# -- helpers ---------------------------------------------------------------------------------------
+@patch
+def _is_precomputed(self: KernelBank, kernels):
+    return kernels is not None and not isinstance(kernels, Kernel) and len(kernels) > 0 and \
+        all(isinstance(k, Precomputed) for k in kernels)
+
+
+@patch
+def _check_X(self: KernelBank, X, name="X"):
+    kernels = self.kernels_ if hasattr(self, "kernels_") else self.kernels
+    if isinstance(kernels, Precomputed) or self._is_precomputed(kernels):
+        X = np.asarray(X)
+        return X[:, None] if X.ndim == 1 else X
+    return check_array_2d(X, name)
+
+
+@patch
+def _standardized(self: KernelBank, X, kern):
+    "`X` standardised with the training statistics when the kernel asks for it (columns not yet selected)."
+    return (X - self.feature_mean_) / self.feature_scale_ if kern.standardize else X
+
+
+@patch
+def _inputs(self: KernelBank, X, kern):
+    "The inputs a kernel sees: standardised with the training statistics when it asks, then its columns."
+    return kern._select(self._standardized(X, kern))
+
+
+@patch
+def raw_kernel(self: KernelBank,
+               q: int,           # index of the kernel in the fitted bank
+               X,                # (n, d) inputs (sample indices (n, 1) for a Precomputed kernel)
+               Z=None,           # (n', d) inputs; None: Z = X
+               ) -> np.ndarray:  # (n, n')
+    """Kernel `q` of the fitted bank between `X` and `Z`, with the bank's standardisation but no centering or
+    normalisation (what a sparse predictor needs: its atoms' kernel values, not the whole test stack)."""
+    check_is_fitted(self, "kernels_")
+    kern = self.kernels_[q]
+    if isinstance(kern, Precomputed):
+        return kern(X, Z)
+    X = check_array_2d(X)
+    Z = None if Z is None else check_array_2d(Z, "Z")
+    return kern.raw(self._standardized(X, kern), None if Z is None else self._standardized(Z, kern))
+
+# %% ../nbs/00_kernels.ipynb #7453b1ec
+@patch
+def _raw(self: KernelBank, X, Z):
+    "Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs."
+    cache = {}
+    out = np.empty((len(self.kernels_), X.shape[0], Z.shape[0]))
+    same = X is Z
+    for q, kern in enumerate(self.kernels_):
+        if isinstance(kern, Precomputed):
+            out[q] = kern(X, None if same else Z)
+            continue
+        if kern._key not in cache:
+            Xs = self._inputs(X, kern)
+            cache[kern._key] = {"Xs": Xs, "Zs": Xs if same else self._inputs(Z, kern)}
+        entry = cache[kern._key]
+        for need in kern._needs:
+            if need not in entry:
+                if need == "gram":
+                    entry[need] = linear_kernel(entry["Xs"], entry["Zs"])
+                else:
+                    entry[need] = euclidean_distances(entry["Xs"], None if same else entry["Zs"], squared=True)
+        out[q] = kern._from_products(entry.get("gram"), entry.get("sqdist"))
+    return out
+
+
+@patch
+def _raw_diag(self: KernelBank, X):
+    rows = []
+    for kern in self.kernels_:
+        if isinstance(kern, Precomputed):
+            rows.append(kern.diag(X))
+        else:
+            Xs = self._inputs(X, kern)
+            rows.append(kern._diag_from_sqnorm(np.einsum("ij,ij->i", Xs, Xs)))
+    return np.stack(rows)
+
+# %% ../nbs/00_kernels.ipynb #9f1a00d9
+# -- API -------------------------------------------------------------------------------------------
+@patch
+def fit(self: KernelBank,
+        X,       # (m, d) training inputs (sample indices (m, 1) for Precomputed kernels)
+        y=None,  # ignored (scikit-learn's transformer API)
+        ):
+    "Store the training inputs and the standardisation, centering and normalisation statistics."
+    if self.normalize not in _NORMALIZATIONS:
+        raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
+    X = self._check_X(X)
+    self.kernels_ = kernel_list(self.kernels, X)
+    self.X_fit_ = np.array(X, copy=True)
+    self.n_features_in_ = X.shape[1]
+    self.feature_mean_ = self.feature_scale_ = None
+    if any(k.standardize for k in self.kernels_):
+        self.feature_mean_, self.feature_scale_ = standardize_stats(X)
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _finish_fit
+        K = self._raw(self.X_fit_, self.X_fit_)
+    self._finish_fit(K)
+    return self
+
+# %% ../nbs/00_kernels.ipynb #4c38ef01
+@patch
+def _finish_fit(self: KernelBank, K):
+    p, m, _ = K.shape
+    if not np.isfinite(K).all():
+        bad = sorted({int(i) for i in np.argwhere(~np.isfinite(K))[:, 0]})
+        raise ValueError(f"kernel(s) {[repr(self.kernels_[i]) for i in bad]} produced NaN or inf on the training "
+                         "set (overflow?): reduce the degree or scale the features (e.g. StandardScaler).")
+    self.col_mean_ = K.mean(axis=1)                       # (p, m) training column means
+    self.total_mean_ = self.col_mean_.mean(axis=1)        # (p,)
+    hi, lo = K.max(axis=(1, 2)), K.min(axis=(1, 2))
+    raw = np.maximum(hi, -lo)
+    if (hi - lo <= _VANISH * raw).all():
+        raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
+                         "or the features far too small or too large for the kernels' widths?); there is nothing "
+                         "to learn from these inputs. Check the data, or use the default bank, which standardises.")
+    self.degenerate_ = np.zeros(p, dtype=bool)
+    if self.center:
+        K = K - self.col_mean_[:, None, :] - K.mean(axis=2, keepdims=True) + self.total_mean_[:, None, None]
+        # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
+        self.degenerate_ = np.maximum(K.max(axis=(1, 2)), -K.min(axis=(1, 2))) <= _VANISH * raw
+    norm = None if self.normalize in (None, "none") else self.normalize
+    self.scale_ = np.ones(p)
+    self.diag_fit_ = np.einsum("kii->ki", K).copy()       # (p, m) (centered) training self-similarities
+    tiny = np.finfo(float).eps * np.maximum(np.abs(K).max(axis=(1, 2)), np.finfo(float).tiny) * m
+    if norm == "trace":
+        tr = self.diag_fit_.sum(axis=1)
+        self.degenerate_ |= tr <= tiny
+        self.scale_ = np.where(self.degenerate_, 1.0, tr)
+    elif norm == "frobenius":
+        fro = np.sqrt((K ** 2).sum(axis=(1, 2)))
+        self.degenerate_ |= fro <= tiny
+        self.scale_ = np.where(self.degenerate_, 1.0, fro)
+    elif norm == "diagonal":
+        self.degenerate_ |= (self.diag_fit_ <= tiny[:, None]).any(axis=1)
+    if self.degenerate_.any():
+        names = [repr(self.kernels_[i]) for i in np.flatnonzero(self.degenerate_)]
+        warnings.warn(f"kernel(s) {names} vanish on the training set after "
+                      f"{'centering' if self.center else 'fitting'} (constant on the sample: are the training rows "
+                      "identical, or a Gaussian too wide for the data?); they are set to zero. Drop them from the "
+                      "bank.", RuntimeWarning, stacklevel=3)
+    self.train_stack_ = self._normalise(K, self.diag_fit_, self.diag_fit_)
+    return self
+
+# %% ../nbs/00_kernels.ipynb #7dee95a0
+@patch
+def _normalise(self: KernelBank, K, d_rows, d_cols):
+    norm = None if self.normalize in (None, "none") else self.normalize
+    if norm in ("trace", "frobenius"):
+        K = K / self.scale_[:, None, None]
+    elif norm == "diagonal":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            K = K / np.sqrt(np.abs(d_rows)[:, :, None] * np.abs(d_cols)[:, None, :])
+    if self.degenerate_.any():
+        K = np.where(self.degenerate_[:, None, None], 0.0, K)
+    if norm == "diagonal":
+        K = np.where(np.isfinite(K), K, 0.0)              # a test point with zero self-similarity
+    return K
+
+
+@patch
+def fit_transform(self: KernelBank,
+                  X,       # (m, d) training inputs (sample indices (m, 1) for Precomputed kernels)
+                  y=None,  # ignored (scikit-learn's transformer API)
+                  ):
+    "Fit on `X` and return the training stack `(p, m, m)`."
+    return self.fit(X).train_stack_.copy()
+
+
+@patch
+def transform(self: KernelBank,
+              X,                # (n, d) test inputs, the training features (or sample indices)
+              ) -> np.ndarray:  # (p, n, m) test stack
+    "The test stack `(p, n, m)` between the rows of `X` and the training points, processed as the training stack."
+    check_is_fitted(self, "train_stack_")
+    X = self._check_X(X)
+    if X.shape[1] != self.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = self._raw(X, self.X_fit_)
+    if not np.isfinite(K).all():
+        raise ValueError("the kernels produced NaN or inf on these inputs (overflow?): scale the features.")
+    d = self._raw_diag(X) if self.normalize == "diagonal" else None
+    if self.center:
+        row_mean = K.mean(axis=2)                          # (p, n): mean over training points
+        K = K - row_mean[:, :, None] - self.col_mean_[:, None, :] + self.total_mean_[:, None, None]
+        if d is not None:
+            d = d - 2 * row_mean + self.total_mean_[:, None]
+    return self._normalise(K, d, self.diag_fit_)

@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from fastcore.basics import patch
 from scipy.linalg import eigh
 from scipy.linalg.blas import dsyrk
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
@@ -30,12 +31,18 @@ __all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_momen
 
 # %% ../nbs/61_lowrank.ipynb #b4f266bd
 class LowRankBank(TransformerMixin, BaseEstimator):
-    """p kernels given by feature maps, `K_k(x, z) ~ phi_k(x) . phi_k(z)`, one block of at most `n_components` columns each.
+    r"""p kernels given by feature maps, $K_k(x,z)\approx\phi_k(x)^\top\phi_k(z)$, one block of at most `n_components` columns each.
 
-    features: "nystroem" (`phi_k(x) = K_k(x, L) W_k^{-1/2}`, landmarks `L` drawn from the training rows, any PSD kernel)
-    or "rff" (random Fourier features `sqrt(2/r) cos(x . w + b)`, `w ~ N(0, 2 gamma I)`, Gaussian kernels only)."""
+    `features="nystroem"` (any PSD kernel; landmarks $\mathbf L$ drawn from the training rows,
+    $\mathbf W_k=[K_k(l_i,l_j)]=\mathbf U\boldsymbol\Lambda\mathbf U^\top$, $+$: the eigenvalues above rounding level) or
+    `features="rff"` (random Fourier features, Gaussian kernels only, $r$ = `n_components`):
+    $$\phi_k(x)=\boldsymbol\Lambda_+^{-1/2}\mathbf U_+^\top K_k(\mathbf L,x),\qquad
+    \phi_k(x)=\sqrt{2/r}\cos(\mathbf W^\top x+\mathbf b),\ \mathbf W_{\cdot j}\sim\mathcal N(0,2\gamma_k\mathbf I),\ b_j\sim U[0,2\pi].$$
 
-    def __init__(self, kernels=None,           # mklbook kernels; None: default_bank(X) (as KernelBank)
+    Reference: williams2001; rahimi2007."""
+
+    def __init__(self,
+                 kernels=None,                 # mklbook kernels; None: default_bank(X) (as KernelBank)
                  n_components: int = 200,      # r, columns per kernel (Nystroem: landmarks, shared by all kernels)
                  features: str = "nystroem",   # "nystroem" | "rff"
                  random_state=0,               # seed of the landmarks / frequencies
@@ -45,96 +52,122 @@ class LowRankBank(TransformerMixin, BaseEstimator):
         self.features = features
         self.random_state = random_state
 
-    def _kernel_list(self, X):
-        kernels = kernel_list(self.kernels, X, owner="LowRankBank")
-        for k in kernels:
-            if not getattr(k, "is_psd", True):
-                raise ValueError(f"{k!r} is not positive semi-definite: it has no feature map (its Nystroem matrix "
-                                 "W has negative eigenvalues). Remove it from the bank.")
-            if self.features == "rff" and type(k) is not Gaussian:
-                raise ValueError(f"random Fourier features exist here for Gaussian kernels only, got {k!r}; "
-                                 "use features='nystroem', which works for any PSD kernel.")
-        return kernels
-
-    def fit(self, X, y=None):
-        "Draw the landmarks (Nystroem) or frequencies (RFF) from the training inputs `X`."
-        X = check_array_2d(X, "X")
-        if self.features not in ("nystroem", "rff"):
-            raise ValueError(f"features must be 'nystroem' or 'rff'; got {self.features!r}.")
-        r = check_int(self.n_components, "n_components (columns per kernel)")
-        self.kernels_ = self._kernel_list(X)
-        self.n_features_in_ = X.shape[1]
-        self.feature_mean_ = self.feature_scale_ = None
-        if any(k.standardize for k in self.kernels_):
-            self.feature_mean_, self.feature_scale_ = standardize_stats(X)
-        rng = check_random_state(self.random_state)
-        self.maps_ = []
-        if self.features == "nystroem":
-            # landmarks drawn as sklearn.kernel_approximation.Nystroem draws them (same seed: same landmarks)
-            idx = rng.permutation(X.shape[0])[:min(r, X.shape[0])]
-            self.landmarks_ = X[idx].copy()
-            for k in self.kernels_:
-                L = self._inputs(self.landmarks_, k)
-                with threadpool_limits(1, user_api="blas"):        # r x r: threads only contend on a shared machine
-                    lam, U = eigh(k.raw(L))
-                keep = lam > max(lam.max(), 0.0) * 1e-12 * len(lam)   # rounding noise below: not a direction
-                self.maps_.append(U[:, keep] / np.sqrt(lam[keep]))     # W^{-1/2} restricted to its range
-        else:
-            for k in self.kernels_:
-                rbf = RBFSampler(gamma=float(k.gamma), n_components=r, random_state=rng.randint(2**31 - 1))
-                self.maps_.append(rbf.fit(k._select(self._inputs(X, k))))
-        widths = [m.shape[1] if self.features == "nystroem" else r for m in self.maps_]
-        ends = np.cumsum(widths)
-        self.blocks_ = [np.arange(e - w, e) for w, e in zip(widths, ends)]
-        self.n_columns_ = int(ends[-1])
-        return self
-
-    def _inputs(self, X, k):
-        "The inputs kernel `k` sees: standardised with the training statistics when it asks."
-        return (X - self.feature_mean_) / self.feature_scale_ if k.standardize else X
-
-    def _check(self, X):
-        check_is_fitted(self, "maps_")
-        X = check_array_2d(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
-        return X
-
-    def features_of(self, X, kernels=None) -> np.ndarray:
-        "`Phi = [phi_k(X)]_k`, an (n, sum r_k) array of the blocks of `kernels` (indices; default all)."
-        X = self._check(X)
-        ks = range(len(self.kernels_)) if kernels is None else kernels
-        out = np.empty((X.shape[0], sum(len(self.blocks_[k]) for k in ks)))
-        j = 0
-        for k in ks:
-            w = len(self.blocks_[k])
-            kern = self.kernels_[k]
-            if self.features == "nystroem":
-                np.matmul(kern.raw(self._inputs(X, kern), self._inputs(self.landmarks_, kern)), self.maps_[k],
-                          out=out[:, j:j + w])
-            else:
-                out[:, j:j + w] = self.maps_[k].transform(kern._select(self._inputs(X, kern)))
-            j += w
-        return out
-
-    def transform(self, X) -> FeatureStack:
-        "The bank on `X` as a `FeatureStack` (`K_k = Phi_k Phi_k^T`, never formed)."
-        return FeatureStack(self.features_of(X), self.blocks_)
-
-    def chunks(self, X, chunk_size=None, kernels=None):
-        "Yield `(rows, Phi[rows])` over row chunks of `X` (default: about 32 MB of features per chunk)."
-        X = self._check(X)
-        q = self.n_columns_ if kernels is None else sum(len(self.blocks_[k]) for k in kernels)
-        size = _chunk_rows(chunk_size, q)
-        for s in range(0, X.shape[0], size):
-            yield slice(s, min(s + size, X.shape[0])), self.features_of(X[s:s + size], kernels)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
 
+# %% ../nbs/61_lowrank.ipynb #111ddc30
+@patch
+def _kernel_list(self: LowRankBank, X):
+    kernels = kernel_list(self.kernels, X, owner="LowRankBank")
+    for k in kernels:
+        if not getattr(k, "is_psd", True):
+            raise ValueError(f"{k!r} is not positive semi-definite: it has no feature map (its Nystroem matrix "
+                             "W has negative eigenvalues). Remove it from the bank.")
+        if self.features == "rff" and type(k) is not Gaussian:
+            raise ValueError(f"random Fourier features exist here for Gaussian kernels only, got {k!r}; "
+                             "use features='nystroem', which works for any PSD kernel.")
+    return kernels
 
+# %% ../nbs/61_lowrank.ipynb #fe07acf1
+@patch
+def fit(self: LowRankBank,
+        X,       # (m, d) training inputs
+        y=None,  # ignored
+        ):
+    "Draw the landmarks (Nystroem) or frequencies (RFF) from the training inputs `X`."
+    X = check_array_2d(X, "X")
+    if self.features not in ("nystroem", "rff"):
+        raise ValueError(f"features must be 'nystroem' or 'rff'; got {self.features!r}.")
+    r = check_int(self.n_components, "n_components (columns per kernel)")
+    self.kernels_ = self._kernel_list(X)
+    self.n_features_in_ = X.shape[1]
+    self.feature_mean_ = self.feature_scale_ = None
+    if any(k.standardize for k in self.kernels_):
+        self.feature_mean_, self.feature_scale_ = standardize_stats(X)
+    rng = check_random_state(self.random_state)
+    self.maps_ = []
+    if self.features == "nystroem":
+        # landmarks drawn as sklearn.kernel_approximation.Nystroem draws them (same seed: same landmarks)
+        idx = rng.permutation(X.shape[0])[:min(r, X.shape[0])]
+        self.landmarks_ = X[idx].copy()
+        for k in self.kernels_:
+            L = self._inputs(self.landmarks_, k)
+            with threadpool_limits(1, user_api="blas"):        # r x r: threads only contend on a shared machine
+                lam, U = eigh(k.raw(L))
+            keep = lam > max(lam.max(), 0.0) * 1e-12 * len(lam)   # rounding noise below: not a direction
+            self.maps_.append(U[:, keep] / np.sqrt(lam[keep]))     # W^{-1/2} restricted to its range
+    else:
+        for k in self.kernels_:
+            rbf = RBFSampler(gamma=float(k.gamma), n_components=r, random_state=rng.randint(2**31 - 1))
+            self.maps_.append(rbf.fit(k._select(self._inputs(X, k))))
+    widths = [m.shape[1] if self.features == "nystroem" else r for m in self.maps_]
+    ends = np.cumsum(widths)
+    self.blocks_ = [np.arange(e - w, e) for w, e in zip(widths, ends)]
+    self.n_columns_ = int(ends[-1])
+    return self
+
+
+@patch
+def _inputs(self: LowRankBank, X, k):
+    "The inputs kernel `k` sees: standardised with the training statistics when it asks."
+    return (X - self.feature_mean_) / self.feature_scale_ if k.standardize else X
+
+# %% ../nbs/61_lowrank.ipynb #1cf46b29
+@patch
+def _check(self: LowRankBank, X):
+    check_is_fitted(self, "maps_")
+    X = check_array_2d(X, "X")
+    if X.shape[1] != self.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
+    return X
+
+
+@patch
+def features_of(self: LowRankBank,
+                X,              # (n, d) inputs
+                kernels=None,   # indices of the kernels whose blocks to compute; None: all
+                ) -> np.ndarray:  # (n, sum_k r_k) features
+    r"$\boldsymbol\Phi=[\phi_k(X)]_k$, the feature blocks of `kernels` side by side."
+    X = self._check(X)
+    ks = range(len(self.kernels_)) if kernels is None else kernels
+    out = np.empty((X.shape[0], sum(len(self.blocks_[k]) for k in ks)))
+    j = 0
+    for k in ks:
+        w = len(self.blocks_[k])
+        kern = self.kernels_[k]
+        if self.features == "nystroem":
+            np.matmul(kern.raw(self._inputs(X, kern), self._inputs(self.landmarks_, kern)), self.maps_[k],
+                      out=out[:, j:j + w])
+        else:
+            out[:, j:j + w] = self.maps_[k].transform(kern._select(self._inputs(X, kern)))
+        j += w
+    return out
+
+
+@patch
+def transform(self: LowRankBank,
+              X,   # (n, d) inputs
+              ) -> FeatureStack:
+    r"The bank on `X` as a `FeatureStack` ($\mathbf K_k=\boldsymbol\Phi_k\boldsymbol\Phi_k^\top$, never formed)."
+    return FeatureStack(self.features_of(X), self.blocks_)
+
+
+@patch
+def chunks(self: LowRankBank,
+           X,                # (n, d) inputs
+           chunk_size=None,  # rows per chunk; None: about 32 MB of features
+           kernels=None,     # indices of the kernels whose blocks to compute; None: all
+           ):
+    "Yield `(rows, Phi[rows])` over row chunks of `X` (default: about 32 MB of features per chunk)."
+    X = self._check(X)
+    q = self.n_columns_ if kernels is None else sum(len(self.blocks_[k]) for k in kernels)
+    size = _chunk_rows(chunk_size, q)
+    for s in range(0, X.shape[0], size):
+        yield slice(s, min(s + size, X.shape[0])), self.features_of(X[s:s + size], kernels)
+
+# %% ../nbs/61_lowrank.ipynb #cf82586c
 def _chunk_rows(chunk_size, q):
     if chunk_size is None:
         return max(256, (1 << 22) // max(q, 1))
@@ -143,15 +176,19 @@ def _chunk_rows(chunk_size, q):
 # %% ../nbs/61_lowrank.ipynb #706ec6cc
 @dataclass
 class FeatureMoments:
-    """Centered second moments of features `Phi` (m, q) and targets `Y` (m, c), accumulated over row chunks.
+    r"""Centered second moments of features $\boldsymbol\Phi$ (m, q) and targets $\mathbf Y$ (m, c), accumulated over row chunks.
 
-    `gram = Phi^c^T Phi^c`, `cross = Phi^c^T Y_c`, `mean` = column means of Phi; `blocks` = the columns of each kernel."""
-    n: int
-    mean: np.ndarray
-    target_mean: np.ndarray
-    gram: np.ndarray
-    cross: np.ndarray
-    blocks: list = field(repr=False)
+    $$\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c,\qquad\mathbf C=\boldsymbol\Phi^{c\top}\mathbf Y_c,\qquad
+    \boldsymbol\Phi^c=\mathbf H\boldsymbol\Phi,\ \mathbf Y_c=\mathbf H\mathbf Y,\ \mathbf H=\mathbf I-\mathbf 1\mathbf 1^\top/m$$
+    (`gram` and `cross`): they give the alignment statistics $(\mathbf a,\mathbf M)$ and the traces $\mathrm{Tr}\,\mathbf K_k^c$.
+
+    Reference: cortes2012alignment, Sec. 3.2.1 (the statistics a and M)."""
+    n: int                   # rows streamed, m
+    mean: np.ndarray         # (q,) column means of Phi
+    target_mean: np.ndarray  # (c,) column means of Y
+    gram: np.ndarray         # (q, q) G
+    cross: np.ndarray        # (q, c) C
+    blocks: list = field(repr=False)  # p column-index arrays: the columns of each kernel
 
     def _indicator(self) -> np.ndarray:
         B = np.zeros((self.gram.shape[0], len(self.blocks)))
@@ -160,15 +197,15 @@ class FeatureMoments:
         return B
 
     def alignment_stats(self) -> tuple[np.ndarray, np.ndarray]:
-        "`(a, M)`: `a_k = ||Phi_k^c^T Y_c||_F^2`, `M_kl = ||Phi_k^c^T Phi_l^c||_F^2` (`M = B^T (G o G) B`, B: block indicator)."
+        r"$(\mathbf a,\mathbf M)$: $a_k=\lVert\boldsymbol\Phi_k^{c\top}\mathbf Y_c\rVert_F^2$, $M_{kl}=\lVert\boldsymbol\Phi_k^{c\top}\boldsymbol\Phi_l^c\rVert_F^2$ ($\mathbf M=\mathbf B^\top(\mathbf G\circ\mathbf G)\mathbf B$, $\mathbf B$ the block indicator)."
         B = self._indicator()
         return B.T @ np.sum(self.cross ** 2, axis=1), B.T @ (self.gram ** 2) @ B
 
     def traces(self) -> np.ndarray:
-        "`Tr K_k^c = ||Phi_k^c||_F^2` for each kernel."
+        r"$\mathrm{Tr}\,\mathbf K_k^c=\lVert\boldsymbol\Phi_k^c\rVert_F^2$ for each kernel."
         return self._indicator().T @ np.diag(self.gram)
 
-
+# %% ../nbs/61_lowrank.ipynb #a3a1a907
 def _symmetrize_center(G, n, sb, block=512):
     "In place: copy syrk's upper triangle to the lower one and subtract `n sb sb^T`, one column block at a time."
     q = G.shape[0]
@@ -179,9 +216,15 @@ def _symmetrize_center(G, n, sb, block=512):
         G[:, J] -= n * np.outer(sb, sb[J])
 
 
-def accumulate_moments(chunks, blocks) -> FeatureMoments:
-    """Stream `(Phi_chunk, Y_chunk)` pairs into `FeatureMoments`, with `Phi^c^T Phi^c = S^T S - n s_bar s_bar^T`
-    for the shifted features `S = Phi - 1 c^T` (c: the first chunk's mean), and likewise for `Phi^c^T Y_c`."""
+def accumulate_moments(chunks,   # iterable of (Phi_chunk (rows, q), Y_chunk (rows,) or (rows, c)) pairs
+                       blocks,   # p column-index arrays: the columns of each kernel
+                       ) -> FeatureMoments:
+    r"""Stream `(Phi_chunk, Y_chunk)` pairs into `FeatureMoments` by the centering identity, shifted by the first chunk's means.
+
+    $$\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c=\mathbf S^\top\mathbf S-m\,\bar{\mathbf s}\bar{\mathbf s}^\top,\qquad
+    \boldsymbol\Phi^{c\top}\mathbf Y_c=\mathbf S^\top\mathbf T-m\,\bar{\mathbf s}\bar{\mathbf t}^\top$$
+    with $\mathbf S=\boldsymbol\Phi-\mathbf 1\mathbf c^\top$, $\mathbf T=\mathbf Y-\mathbf 1\mathbf t^\top$ ($\mathbf c,\mathbf t$: the first chunk's
+    column means), $\bar{\mathbf s}=\mathbf S^\top\mathbf 1/m$, $\bar{\mathbf t}=\mathbf T^\top\mathbf 1/m$."""
     n, shift, tshift = 0, None, None
     for Phi, Y in chunks:
         Phi = np.asarray(Phi, dtype=np.float64)
@@ -211,17 +254,34 @@ def accumulate_moments(chunks, blocks) -> FeatureMoments:
                           blocks=[np.asarray(b) for b in blocks])
 
 # %% ../nbs/61_lowrank.ipynb #5f0b47ef
-def feature_moments(bank: LowRankBank, X, Y, chunk_size=None) -> FeatureMoments:
-    "`FeatureMoments` of the fitted `bank`'s features on `X` and targets `Y` (m,) or (m, c), streamed over row chunks."
+def feature_moments(bank: LowRankBank,  # a fitted LowRankBank
+                    X,                  # (m, d) inputs
+                    Y,                  # (m,) or (m, c) targets, e.g. target_matrix(y)
+                    chunk_size=None,    # rows per chunk; None: about 32 MB of features
+                    ) -> FeatureMoments:
+    r"""`FeatureMoments` of the fitted `bank`'s features $\boldsymbol\Phi=[\phi_k(X)]_k$ and the targets, streamed over row chunks.
+
+    $$\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c,\qquad\mathbf C=\boldsymbol\Phi^{c\top}\mathbf Y_c$$
+    in $O(mq^2)$ time and $O(q^2+bq)$ memory for chunks of $b$ rows."""
     check_is_fitted(bank, "maps_")
     Y = np.asarray(Y, dtype=np.float64)
     if Y.shape[0] != np.shape(X)[0]:
         raise ValueError(f"Y has {Y.shape[0]} rows but X has {np.shape(X)[0]}; give one target per sample.")
     return accumulate_moments(((Phi, Y[rows]) for rows, Phi in bank.chunks(X, chunk_size)), bank.blocks_)
 
+# %% ../nbs/61_lowrank.ipynb #8fc15b38
+def lowrank_alignment_stats(bank: LowRankBank,  # a fitted LowRankBank
+                            X,                  # (m, d) inputs
+                            y,                  # (m,) labels or real targets, or an (m, c) target matrix
+                            chunk_size=None,    # rows per chunk; None: about 32 MB of features
+                            ) -> tuple[np.ndarray, np.ndarray]:  # a (p,), M (p, p)
+    r"""The centered alignment statistics $(\mathbf a,\mathbf M)$ of `alignment_stats` for the low-rank bank, streamed.
 
-def lowrank_alignment_stats(bank: LowRankBank, X, y, chunk_size=None) -> tuple[np.ndarray, np.ndarray]:
-    "`(a, M)` of `alignment_stats` for the low-rank bank, in O(m q^2) time and O(q^2 + chunk q) memory."
+    $$a_k=\langle\mathbf K_k^c,\mathbf Y\mathbf Y^\top\rangle_F=\lVert\boldsymbol\Phi_k^{c\top}\mathbf Y_c\rVert_F^2,\qquad
+    M_{kl}=\langle\mathbf K_k^c,\mathbf K_l^c\rangle_F=\lVert\boldsymbol\Phi_k^{c\top}\boldsymbol\Phi_l^c\rVert_F^2$$
+    with $\mathbf K_k=\boldsymbol\Phi_k\boldsymbol\Phi_k^\top$ never formed: $O(mq^2)$ time, $O(q^2+bq)$ memory for chunks of $b$ rows.
+
+    Reference: cortes2012alignment, Sec. 3.2.1."""
     Y = target_matrix(y)
     return feature_moments(bank, X, Y, chunk_size).alignment_stats()
 
@@ -232,16 +292,23 @@ def _ridge_from_moments(mom: FeatureMoments, cols, scale, Yc_cross, alpha):
     G[np.diag_indices_from(G)] += alpha
     return np.linalg.solve(G, Yc_cross[cols] * scale[:, None])
 
-
+# %% ../nbs/61_lowrank.ipynb #e37886e1
 class LowRankAlignMKL(BaseEstimator):
-    """Two-stage alignment MKL on a low-rank bank: weights `mu` from the streamed statistics `(a, M)`, then a linear
-    model on `Z = [sqrt(s mu_k / Tr K_k^c) Phi_k^c]_k`, i.e. the kernel machine on `K_mu = Z Z^T` (trace m).
+    r"""Two-stage alignment MKL on a low-rank bank: weights $\mu$ from the streamed $(\mathbf a,\mathbf M)$, then a linear model on $\mathbf Z$.
+
+    $$\mathbf Z=\big[\sqrt{s\mu_kc_k}\,\boldsymbol\Phi^c_k\big]_k,\ \ c_k=\frac1{\mathrm{Tr}\,\mathbf K_k^c},\ s=\frac m{\sum_k\mu_k},\qquad
+    \mathbf Z\mathbf Z^\top=s\sum_k\mu_kc_k\mathbf K_k^c\ \ (\text{the combined kernel at trace }m),$$
+    so the linear model is the kernel machine on the combined kernel. A ridge second stage is solved from the moments,
+    $\mathbf w=(\mathbf D\mathbf G\mathbf D+\alpha\mathbf I)^{-1}\mathbf D\,\boldsymbol\Phi^{c\top}\mathbf y_c$ ($\mathbf D$: the column scales).
 
     estimator: None (ridge classifier, solved from the streamed moments: one pass, bounded memory), `Ridge`/
     `RidgeClassifier` (also solved from the moments), or any scikit-learn linear model (e.g. `LinearSVC`,
-    `LogisticRegression`), fitted on the materialised features of the kernels with non-zero weight."""
+    `LogisticRegression`), fitted on the materialised features of the kernels with non-zero weight.
 
-    def __init__(self, kernels=None,            # mklbook kernels (PSD); None: default_bank(X)
+    Reference: cortes2012alignment, Sec. 3; cortes2010twostage; williams2001; rahimi2007."""
+
+    def __init__(self,
+                 kernels=None,                  # mklbook kernels (PSD); None: default_bank(X)
                  n_components: int = 200,       # r, columns per kernel
                  features: str = "nystroem",    # "nystroem" | "rff"
                  method: str = "alignf",        # "alignf" | "align" | "unif"
@@ -257,9 +324,6 @@ class LowRankAlignMKL(BaseEstimator):
         self.random_state = random_state
         self.chunk_size = chunk_size
 
-    def _second_stage(self):
-        return RidgeClassifier() if self.estimator is None else self.estimator
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
@@ -271,120 +335,164 @@ class LowRankAlignMKL(BaseEstimator):
             tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
         return tags
 
-    def _from_moments(self, est) -> bool:
-        "Whether the second stage is a ridge model that the streamed moments determine exactly."
-        if type(est) not in (Ridge, RidgeClassifier):
-            return False
-        prm = est.get_params()
-        return (prm["fit_intercept"] and not prm.get("positive", False) and np.ndim(prm["alpha"]) == 0
-                and prm.get("class_weight") is None)
-
-    def fit(self, X, y):
-        "Stream the moments of the features, learn `mu` from `(a, M)`, fit the linear model on the weighted features."
-        if self.method not in ("unif", "align", "alignf"):
-            raise ValueError(f"method must be 'unif', 'align' or 'alignf'; got {self.method!r} (the linear combination "
-                             "has negative weights, which have no square root: use AlignMKL(method='linear')).")
-        est = clone(self._second_stage())
-        classify = is_classifier(est)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not classify)
-        if classify:
-            check_classification_targets(y)
-            self.classes_, codes = np.unique(y, return_inverse=True)
-            if self.classes_.size < 2:
-                raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
-            Y = target_matrix(codes, "classes")                  # +-1 column (binary) or one-hot classes
-        else:
-            y = y.astype(np.float64)
-            if np.ptp(y) == 0:
-                raise ValueError("y is constant: its alignment with any kernel is undefined; nothing to learn.")
-            Y = y[:, None]
-        self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.random_state).fit(X)
-        mom = feature_moments(self.bank_, X, Y, self.chunk_size)
-        m, p = X.shape[0], len(self.bank_.blocks_)
-        a, M = mom.alignment_stats()
-        tr = mom.traces()
-        dead = tr <= 1e-12 * max(tr.max(), np.finfo(float).tiny)
-        if dead.all():
-            raise ValueError("every kernel is constant on the training set (zero centered trace); check the kernels.")
-        if dead.any():
-            warnings.warn(f"kernel(s) {np.flatnonzero(dead).tolist()} vanish on the training set after centering; "
-                          "they get weight 0.", RuntimeWarning, stacklevel=2)
-        c = np.where(dead, 0.0, 1.0 / np.where(dead, 1.0, tr))  # trace normalisation of the centered kernels
-        a, M = a * c, M * np.outer(c, c)
-        self.alignf_ = None
-        if self.method == "unif":
-            mu = np.where(dead, 0.0, 1.0)
-            mu /= np.linalg.norm(mu)
-        elif self.method == "align":
-            mu = align_from_stats(a, M, Y)
-        else:
-            self.alignf_ = alignf_from_stats(a, M, Y)
-            mu = self.alignf_.weights
-        self.mu_ = mu
-        self.alignment_ = combined_alignment(mu, a, M, Y)
-        s = m / mu.sum()                                         # combined kernel at trace m (mean diagonal one)
-        self.weights_, self.kernel_scale_ = mu / mu.sum(), float(s * mu.sum())   # K = kernel_scale_ sum_k weights_k K_k
-        self.active_ = np.flatnonzero(mu > 0)
-        cols = np.concatenate([self.bank_.blocks_[k] for k in self.active_])
-        self.mean_ = mom.mean[cols]
-        self.scale_ = np.concatenate([np.full(len(self.bank_.blocks_[k]), np.sqrt(mu[k] * s * c[k]))
-                                      for k in self.active_])
-        self.estimator_ = est
-        if self._from_moments(est):
-            if classify:                                         # RidgeClassifier's +-1 coding of the classes
-                coded = 2 * mom.cross if Y.shape[1] > 1 else mom.cross
-                tmean = 2 * mom.target_mean - 1 if Y.shape[1] > 1 else mom.target_mean
-            else:
-                coded, tmean = mom.cross, mom.target_mean
-            self.coef_ = _ridge_from_moments(mom, cols, self.scale_, coded, float(est.alpha)).T
-            self.intercept_ = tmean.copy()
-        else:
-            self.coef_ = None
-            est.fit(self._features(X), y)
-        return self
-
-    def _features(self, X) -> np.ndarray:
-        "`Z = (Phi_active(X) - mean) * scale`, built chunk by chunk into one array."
-        X = check_array_2d(X, "X")
-        Z = np.empty((X.shape[0], len(self.scale_)))
-        for rows, Phi in self.bank_.chunks(X, self.chunk_size, kernels=self.active_):
-            np.multiply(Phi - self.mean_, self.scale_, out=Z[rows])
-        return Z
-
-    def _check_X(self, X):
-        check_is_fitted(self, "estimator_")
-        return validate_data(self, X, dtype=np.float64, reset=False)
-
-    def _decision(self, X):
-        "Decision values on validated inputs."
-        if self.coef_ is None:
-            return self.estimator_.decision_function(self._features(X))
-        out = np.empty((X.shape[0], self.coef_.shape[0]))
-        for rows, Phi in self.bank_.chunks(X, self.chunk_size, kernels=self.active_):
-            out[rows] = ((Phi - self.mean_) * self.scale_) @ self.coef_.T + self.intercept_
-        return out[:, 0] if out.shape[1] == 1 else out
-
     @available_if(lambda self: is_classifier(self._second_stage()) and hasattr(self._second_stage(), "decision_function"))
-    def decision_function(self, X):
+    def decision_function(self,
+                          X,  # (n, d) inputs
+                          ):
         "The linear model's decision function on the weighted features."
         return self._decision(self._check_X(X))
 
-    def predict(self, X):
-        "Predictions of the linear model on `Z(X)`: classes, or `z . w + b` for regression."
-        X = self._check_X(X)
-        if self.coef_ is None:
-            return self.estimator_.predict(self._features(X))
-        f = self._decision(X)
-        if not is_classifier(self.estimator_):
-            return f
-        return self.classes_[(f > 0).astype(int)] if f.ndim == 1 else self.classes_[np.argmax(f, axis=1)]
-
     @available_if(lambda self: hasattr(self._second_stage(), "predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self,
+                      X,  # (n, d) inputs
+                      ):
         "Class probabilities of the second stage (e.g. `LogisticRegression`)."
         X = self._check_X(X)
         return self.estimator_.predict_proba(self._features(X))
 
-    def score(self, X, y):
-        "Accuracy (classification) or R^2 (regression)."
-        return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))
+# %% ../nbs/61_lowrank.ipynb #0cf8f3ff
+@patch
+def _second_stage(self: LowRankAlignMKL):
+    return RidgeClassifier() if self.estimator is None else self.estimator
+
+
+@patch
+def _from_moments(self: LowRankAlignMKL, est) -> bool:
+    "Whether the second stage is a ridge model that the streamed moments determine exactly."
+    if type(est) not in (Ridge, RidgeClassifier):
+        return False
+    prm = est.get_params()
+    return (prm["fit_intercept"] and not prm.get("positive", False) and np.ndim(prm["alpha"]) == 0
+            and prm.get("class_weight") is None)
+
+# %% ../nbs/61_lowrank.ipynb #d6483325
+@patch
+def _fit_targets(self: LowRankAlignMKL, X, y, classify):
+    "Validated `(X, y, Y)`: `Y` the +-1 column (binary), the one-hot classes, or the real targets as a column."
+    X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not classify)
+    if classify:
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
+        return X, y, target_matrix(codes, "classes")
+    y = y.astype(np.float64)
+    if np.ptp(y) == 0:
+        raise ValueError("y is constant: its alignment with any kernel is undefined; nothing to learn.")
+    return X, y, y[:, None]
+
+
+@patch
+def _learn_mu(self: LowRankAlignMKL, mom, Y):
+    "`(mu, c)`: the weights of `method` on the trace-normalised centered kernels, `c` their normalising factors."
+    a, M = mom.alignment_stats()
+    tr = mom.traces()
+    dead = tr <= 1e-12 * max(tr.max(), np.finfo(float).tiny)
+    if dead.all():
+        raise ValueError("every kernel is constant on the training set (zero centered trace); check the kernels.")
+    if dead.any():
+        warnings.warn(f"kernel(s) {np.flatnonzero(dead).tolist()} vanish on the training set after centering; "
+                      "they get weight 0.", RuntimeWarning, stacklevel=3)
+    c = np.where(dead, 0.0, 1.0 / np.where(dead, 1.0, tr))  # trace normalisation of the centered kernels
+    a, M = a * c, M * np.outer(c, c)
+    self.alignf_ = None
+    if self.method == "unif":
+        mu = np.where(dead, 0.0, 1.0)
+        mu /= np.linalg.norm(mu)
+    elif self.method == "align":
+        mu = align_from_stats(a, M, Y)
+    else:
+        self.alignf_ = alignf_from_stats(a, M, Y)
+        mu = self.alignf_.weights
+    self.alignment_ = combined_alignment(mu, a, M, Y)
+    return mu, c
+
+
+# %% ../nbs/61_lowrank.ipynb #c2e43a84
+@patch
+def fit(self: LowRankAlignMKL,
+        X,   # (m, d) training inputs
+        y,   # (m,) class labels, or real targets when the second stage is a regressor
+        ):
+    r"Stream the moments of the features, learn $\mu$ from $(\mathbf a,\mathbf M)$ by `method`, fit the second stage on $\mathbf Z$."
+    if self.method not in ("unif", "align", "alignf"):
+        raise ValueError(f"method must be 'unif', 'align' or 'alignf'; got {self.method!r} (the linear combination "
+                         "has negative weights, which have no square root: use AlignMKL(method='linear')).")
+    est = clone(self._second_stage())
+    classify = is_classifier(est)
+    X, y, Y = self._fit_targets(X, y, classify)
+    self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.random_state).fit(X)
+    mom = feature_moments(self.bank_, X, Y, self.chunk_size)
+    mu, c = self._learn_mu(mom, Y)
+    self.mu_ = mu
+    s = X.shape[0] / mu.sum()                                # combined kernel at trace m (mean diagonal one)
+    self.weights_, self.kernel_scale_ = mu / mu.sum(), float(s * mu.sum())   # K = kernel_scale_ sum_k weights_k K_k
+    self.active_ = np.flatnonzero(mu > 0)
+    cols = np.concatenate([self.bank_.blocks_[k] for k in self.active_])
+    self.mean_ = mom.mean[cols]
+    self.scale_ = np.concatenate([np.full(len(self.bank_.blocks_[k]), np.sqrt(mu[k] * s * c[k]))
+                                  for k in self.active_])
+    self.estimator_ = est
+    if self._from_moments(est):
+        if classify:                                         # RidgeClassifier's +-1 coding of the classes
+            coded = 2 * mom.cross if Y.shape[1] > 1 else mom.cross
+            tmean = 2 * mom.target_mean - 1 if Y.shape[1] > 1 else mom.target_mean
+        else:
+            coded, tmean = mom.cross, mom.target_mean
+        self.coef_ = _ridge_from_moments(mom, cols, self.scale_, coded, float(est.alpha)).T
+        self.intercept_ = tmean.copy()
+    else:
+        self.coef_ = None
+        est.fit(self._features(X), y)
+    return self
+
+
+# %% ../nbs/61_lowrank.ipynb #c725fb6f
+@patch
+def _features(self: LowRankAlignMKL, X) -> np.ndarray:
+    "`Z = (Phi_active(X) - mean) * scale`, built chunk by chunk into one array."
+    X = check_array_2d(X, "X")
+    Z = np.empty((X.shape[0], len(self.scale_)))
+    for rows, Phi in self.bank_.chunks(X, self.chunk_size, kernels=self.active_):
+        np.multiply(Phi - self.mean_, self.scale_, out=Z[rows])
+    return Z
+
+
+@patch
+def _check_X(self: LowRankAlignMKL, X):
+    check_is_fitted(self, "estimator_")
+    return validate_data(self, X, dtype=np.float64, reset=False)
+
+
+@patch
+def _decision(self: LowRankAlignMKL, X):
+    "Decision values on validated inputs."
+    if self.coef_ is None:
+        return self.estimator_.decision_function(self._features(X))
+    out = np.empty((X.shape[0], self.coef_.shape[0]))
+    for rows, Phi in self.bank_.chunks(X, self.chunk_size, kernels=self.active_):
+        out[rows] = ((Phi - self.mean_) * self.scale_) @ self.coef_.T + self.intercept_
+    return out[:, 0] if out.shape[1] == 1 else out
+
+
+@patch
+def predict(self: LowRankAlignMKL,
+            X,   # (n, d) inputs
+            ):
+    r"Predictions of the linear model on $\mathbf z(x)$: classes, or $\mathbf z(x)^\top\mathbf w+b$ for regression."
+    X = self._check_X(X)
+    if self.coef_ is None:
+        return self.estimator_.predict(self._features(X))
+    f = self._decision(X)
+    if not is_classifier(self.estimator_):
+        return f
+    return self.classes_[(f > 0).astype(int)] if f.ndim == 1 else self.classes_[np.argmax(f, axis=1)]
+
+
+@patch
+def score(self: LowRankAlignMKL,
+          X,   # (n, d) inputs
+          y,   # (n,) true labels or targets
+          ):
+    "Accuracy (classification) or $R^2$ (regression)."
+    return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))

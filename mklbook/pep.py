@@ -46,11 +46,17 @@ def _check_ts(t, m: int) -> tuple[np.ndarray, bool]:
     return ts.astype(int), single
 
 
-def top_eigen(K, t: int, vectors: bool = False, method: str = "auto"):
-    """The `t` largest eigenvalues of a symmetric `K` (m, m), in decreasing order (and their eigenvectors as columns).
+def top_eigen(K,                      # (m, m) symmetric matrix
+              t: int,                 # how many of the largest eigenvalues
+              vectors: bool = False,  # also return their eigenvectors, as the columns of an (m, t) array
+              method: str = "auto",   # "eigh" (LAPACK `subset_by_index`), "eigsh" (ARPACK Lanczos) or "auto"
+              ):
+    r"""The `t` largest eigenvalues of a symmetric `K`, in decreasing order (and, with `vectors`, their eigenvectors).
 
-    method: "eigh" (LAPACK `subset_by_index`), "eigsh" (ARPACK Lanczos, O(t m^2) per sweep) or "auto" (eigh up to
-    m = 2000)."""
+    $$\lambda_1(\mathbf K)\ge\dots\ge\lambda_t(\mathbf K),\qquad\mathbf K\mu_j=\lambda_j(\mathbf K)\,\mu_j$$
+
+    "auto" is LAPACK's MRRR up to m = 2000 and ARPACK's Lanczos (O(t m^2) per sweep) above.
+    Reference: liu2017ifkl, Definition 2 (the PEP needs only these and the trace)."""
     m = K.shape[0]
     if method == "auto":
         method = "eigh" if m <= 2000 else "eigsh"
@@ -71,7 +77,7 @@ def top_eigen(K, t: int, vectors: bool = False, method: str = "auto"):
         return w[order], V[:, order]
     return np.sort(out)[::-1]
 
-
+# %% ../nbs/30_pep.ipynb #142cc866
 def _psd_violation(K, w_max: float, rtol: float = 1e-8):
     """None when `lambda_min(K) >= -rtol * w_max`, else the smallest eigenvalue.
 
@@ -90,9 +96,13 @@ def empirical_pep(K,                 # (m, m) kernel matrix, or a stack (p, m, m
                   t,                 # number of principal eigenvalues: an int in [1, m-1] or a list of them
                   method: str = "auto",  # "auto" | "eigh" | "eigsh" (see `top_eigen`)
                   ):
-    """Empirical t-PEP (Definition 2): `beta_hat(K, t) = sum_{i<=t} lambda_i(K) / tr(K)`.
+    r"""Empirical t-PEP (Definition 2): the share of the trace of a PSD kernel matrix held by its `t` largest eigenvalues.
 
-    A matrix and an int `t` give a float; a stack gives one value per kernel; a list of `t` adds a last axis."""
+    $$\hat\beta(K,t)=\frac{\sum_{i=1}^t\lambda_i(\mathbf K)}{\operatorname{tr}(\mathbf K)}\in[0,1]$$
+
+    A matrix and an int `t` give a float; a stack gives one value per kernel; a list of `t` adds a last axis.
+    Matrices with zero trace or a smallest eigenvalue below $-10^{-8}\lambda_1$ (not PSD) are refused.
+    Reference: liu2017ifkl, Definition 2."""
     single_K = np.ndim(K) == 2
     Ks = check_stack(K, name="K", symmetric=True)
     m = Ks.shape[1]
@@ -123,8 +133,13 @@ def mehler_eigenvalues(tau: float,      # Gaussian kernel exp(-tau |x - x'|^2), 
                        sigma: float = 1.0,  # inputs x ~ N(0, sigma^2 I_D)
                        dim: int = 1,    # input dimension D
                        n: int = 20,     # how many eigenvalues (the largest, with multiplicity)
-                       ) -> np.ndarray:
-    "Eigenvalues of the Gaussian kernel's integral operator under `N(0, sigma^2 I)`: `(1-B)^D B^j`, `B = tau / A`."
+                       ) -> np.ndarray:  # (n,) eigenvalues, decreasing, each repeated by its multiplicity
+    r"""Eigenvalues of the Gaussian kernel's integral operator under $\mathcal N(0,\sigma^2I_D)$ inputs, largest first.
+
+    $$\lambda_j=(1-B)^DB^j\ \text{with multiplicity}\ \tbinom{j+D-1}{D-1},\qquad B=\frac bA,\quad A=a+b+c,\quad
+    a=\frac1{4\sigma^2},\ b=\tau,\ c=\sqrt{a^2+2ab}$$
+
+    Mehler's formula (Rasmussen and Williams 2006, Sec. 4.3.1); the eigenvalues sum to $\mathbb E\,K(x,x)=1$."""
     tau, sigma = check_positive(tau, "tau"), check_positive(sigma, "sigma")
     if not (isinstance(dim, numbers.Integral) and dim >= 1 and isinstance(n, numbers.Integral) and n >= 1):
         raise ValueError(f"dim and n must be positive integers; got dim={dim!r}, n={n!r}.")
@@ -136,14 +151,23 @@ def mehler_eigenvalues(tau: float,      # Gaussian kernel exp(-tau |x - x'|^2), 
         j += 1
     return np.array(out[:n])
 
+# %% ../nbs/30_pep.ipynb #e1da53a5
+def gaussian_pep(tau: float,          # Gaussian kernel exp(-tau |x - x'|^2), tau > 0
+                 t: int,              # number of principal eigenvalues, an integer >= 1
+                 sigma: float = 1.0,  # inputs x ~ N(0, sigma^2 I_D)
+                 dim: int = 1,        # input dimension D
+                 ) -> float:          # beta(K, t), in [0, 1]
+    r"""Closed-form t-PEP (Definition 1) of $\exp(-\tau\|\mathbf x-\mathbf x'\|^2)$ under $\mathcal N(0,\sigma^2I_D)$ inputs.
 
-def gaussian_pep(tau: float, t: int, sigma: float = 1.0, dim: int = 1) -> float:
-    "Closed-form t-PEP (Definition 1) of `exp(-tau |x - x'|^2)` under `N(0, sigma^2 I_D)`: the t largest of `(1-B)^D B^j`."
+    $$\beta(K,t)=(1-B)^D\sum_{\text{the }t\text{ largest}}B^j\qquad(=1-B^t\ \text{for}\ D=1)$$
+
+    $B$ as in `mehler_eigenvalues`; the sum counts each eigenvalue with its multiplicity.
+    Reference: liu2017ifkl, Definition 1."""
     if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1:
         raise ValueError(f"t must be an integer >= 1 (the number of principal eigenvalues); got {t!r}.")
     return float(mehler_eigenvalues(tau, sigma, dim, int(t)).sum())
 
-# %% ../nbs/30_pep.ipynb #413b4d32
+# %% ../nbs/30_pep.ipynb #e3bd222d
 def _bound_args(risk_hat, complexity, n, t, k, delta):
     n = np.asarray(n, dtype=np.float64)
     if (n < 2).any() or not np.isfinite(n).all():
@@ -182,61 +206,145 @@ def _pep_bound(risk_hat, beta, n, t, weights, k, delta, Delta, L, kappa, M, ca, 
     return k / (k - 1) * risk_hat + c_a * k * comp / n + c_b * k / n
 
 
-def theorem1_bound(risk_hat, beta, n, t, weights=None, k=None, delta=0.05, Delta=1.0, L=1.0, kappa=1.0, M=1.0):
-    """Theorem 1: `k/(k-1) R_hat + c1 k int(1 - beta) d rho / n + c2 k / n`, `c1 = 20 Delta^2 L^2 kappa`,
-    `c2 = (4 + 11 M) log(1/delta) + 20 L^2 t`; rho discrete (`weights`) or a point mass (`weights=None`)."""
+# %% ../nbs/30_pep.ipynb #413b4d32
+def theorem1_bound(risk_hat,      # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
+                   beta,          # PEPs beta(K_theta, t) in [0, 1]: one kernel's, or (..., p) with `weights`
+                   n,             # sample size n >= 2 (scalar or array, broadcast)
+                   t,             # number of principal eigenvalues in the PEP
+                   weights=None,  # (p,) probability vector rho over the kernels; None: a point mass (`beta` of one kernel)
+                   k=None,        # the theorem's free k > 1; None: log(n), as the paper suggests
+                   delta=0.05,    # confidence: the bound holds with probability >= 1 - delta
+                   Delta=1.0,     # norm bound ||w|| <= Delta of the hypothesis class
+                   L=1.0,         # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
+                   kappa=1.0,     # kappa = sup K_theta(x, x)
+                   M=1.0,         # the loss takes values in [0, M]
+                   ):
+    r"""Theorem 1: the risk bound with the PEP, for a kernel $K=\int_\Omega K_\theta\,d\rho(\theta)$ fixed before the sample.
+
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_1\frac{k\int_\Omega(1-\beta(K_\theta,t))\,d\rho(\theta)}n+c_2\frac kn,\qquad
+    c_1=20\Delta^2L^2\kappa,\quad c_2=(4+11M)\log\tfrac1\delta+20L^2t$$
+
+    Returns the right-hand side; $\rho$ is discrete (`weights`) or a point mass (`weights=None`).
+    Reference: liu2017ifkl, Theorem 1."""
     return _pep_bound(risk_hat, beta, n, t, weights, k, delta, Delta, L, kappa, M, 20, lambda M: 4 + 11 * M, 20, False)
 
+# %% ../nbs/30_pep.ipynb #43779e68
+def corollary1_bound(risk_hat,    # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
+                     beta,        # (..., p) PEPs beta(K_theta_i, t) in [0, 1] of the p kernels
+                     n,           # sample size n >= 2 (scalar or array, broadcast)
+                     t,           # number of principal eigenvalues in the PEP
+                     weights,     # (p,) combination weights d on the simplex
+                     k=None,      # the theorem's free k > 1; None: log(n), as the paper suggests
+                     delta=0.05,  # confidence: the bound holds with probability >= 1 - delta
+                     Delta=1.0,   # norm bound ||w|| <= Delta of the hypothesis class
+                     L=1.0,       # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
+                     kappa=1.0,   # kappa = sup K_theta(x, x)
+                     M=1.0,       # the loss takes values in [0, M]
+                     ):
+    r"""Corollary 1 (finite bank, PEP): Theorem 1 for $K=\sum_id_iK_{\theta_i}$, with $c_2$ as printed (an extra factor $k$).
 
-def corollary1_bound(risk_hat, beta, n, t, weights, k=None, delta=0.05, Delta=1.0, L=1.0, kappa=1.0, M=1.0):
-    "Corollary 1 (finite bank, PEP): Theorem 1 with `sum_i d_i (1 - beta_i)` and, as printed, `c2 = ... + 20 k L^2 t`."
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_1\frac{k\sum_{i=1}^pd_i(1-\beta(K_{\theta_i},t))}n+c_2\frac kn,\qquad
+    c_1=20\Delta^2L^2\kappa,\quad c_2=(4+11M)\log\tfrac1\delta+20kL^2t$$
+
+    Returns the right-hand side; never below Theorem 1's. Reference: liu2017ifkl, Corollary 1."""
     return _pep_bound(risk_hat, beta, n, t, weights, k, delta, Delta, L, kappa, M, 20, lambda M: 4 + 11 * M, 20, True)
 
+# %% ../nbs/30_pep.ipynb #97ae86d2
+def theorem2_bound(risk_hat,      # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
+                   beta_hat,      # empirical PEPs beta_hat(K_theta, t) in [0, 1]: one kernel's, or (..., p) with `weights`
+                   n,             # sample size n >= 2 (scalar or array, broadcast)
+                   t,             # number of principal eigenvalues in the PEP
+                   weights=None,  # (p,) probability vector rho over the kernels; None: a point mass (`beta` of one kernel)
+                   k=None,        # the theorem's free k > 1; None: log(n), as the paper suggests
+                   delta=0.05,    # confidence: the bound holds with probability >= 1 - delta
+                   Delta=1.0,     # norm bound ||w|| <= Delta of the hypothesis class
+                   L=1.0,         # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
+                   kappa=1.0,     # kappa = sup K_theta(x, x)
+                   M=1.0,         # the loss takes values in [0, M]
+                   ):
+    r"""Theorem 2: the risk bound with the empirical PEP, for a kernel fixed before the sample.
 
-def theorem2_bound(risk_hat, beta_hat, n, t, weights=None, k=None, delta=0.05, Delta=1.0, L=1.0, kappa=1.0, M=1.0):
-    """Theorem 2 (empirical PEP): `k/(k-1) R_hat + c3 k int(1 - beta_hat) / n + c4 k / n`, `c3 = 40 Delta^2 L^2 kappa`,
-    `c4 = (14 + 2 M) log(1/delta) + 40 L^2 t`."""
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_3\frac{k\int_\Omega(1-\hat\beta(K_\theta,t))\,d\rho(\theta)}n+c_4\frac kn,\qquad
+    c_3=40\Delta^2L^2\kappa,\quad c_4=(14+2M)\log\tfrac1\delta+40L^2t$$
+
+    Returns the right-hand side; $\rho$ is discrete (`weights`) or a point mass (`weights=None`).
+    Reference: liu2017ifkl, Theorem 2."""
     return _pep_bound(risk_hat, beta_hat, n, t, weights, k, delta, Delta, L, kappa, M, 40, lambda M: 14 + 2 * M, 40,
                       False)
 
+# %% ../nbs/30_pep.ipynb #9568b8d3
+def corollary2_bound(risk_hat,    # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
+                     beta_hat,    # (..., p) empirical PEPs beta_hat(K_theta_i, t) in [0, 1] of the p kernels
+                     n,           # sample size n >= 2 (scalar or array, broadcast)
+                     t,           # number of principal eigenvalues in the PEP
+                     weights,     # (p,) combination weights d on the simplex
+                     k=None,      # the theorem's free k > 1; None: log(n), as the paper suggests
+                     delta=0.05,  # confidence: the bound holds with probability >= 1 - delta
+                     Delta=1.0,   # norm bound ||w|| <= Delta of the hypothesis class
+                     L=1.0,       # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
+                     kappa=1.0,   # kappa = sup K_theta(x, x)
+                     M=1.0,       # the loss takes values in [0, M]
+                     ):
+    r"""Corollary 2 (finite bank, empirical PEP): Theorem 2 for $K=\sum_id_iK_{\theta_i}$, with $c_4$ as printed.
 
-def corollary2_bound(risk_hat, beta_hat, n, t, weights, k=None, delta=0.05, Delta=1.0, L=1.0, kappa=1.0, M=1.0):
-    "Corollary 2 (finite bank, empirical PEP): Theorem 2 with `sum_i d_i (1 - beta_hat_i)` and `c4 = ... + 40 k L^2 t`."
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_3\frac{k\sum_{i=1}^pd_i(1-\hat\beta(K_{\theta_i},t))}n+c_4\frac kn,\qquad
+    c_3=40\Delta^2L^2\kappa,\quad c_4=(14+2M)\log\tfrac1\delta+40kL^2t$$
+
+    Returns the right-hand side; never below Theorem 2's. Reference: liu2017ifkl, Corollary 2."""
     return _pep_bound(risk_hat, beta_hat, n, t, weights, k, delta, Delta, L, kappa, M, 40, lambda M: 14 + 2 * M, 40,
                       True)
 
+# %% ../nbs/30_pep.ipynb #48687a32
+def rademacher_bound(risk_hat,     # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
+                     n,            # sample size n >= 2 (scalar or array, broadcast)
+                     delta=0.05,   # confidence: the bound holds with probability >= 1 - delta
+                     Delta=1.0,    # norm bound ||w|| <= Delta of the hypothesis class
+                     kappa=1.0,    # kappa = sup K(x, x)
+                     ):
+    r"""The classical $O(1/\sqrt n)$ Rademacher bound the paper compares its bounds with, for a kernel ball.
 
-def rademacher_bound(risk_hat, n, delta=0.05, Delta=1.0, kappa=1.0):
-    "The O(1/sqrt(n)) bound of the paper's discussion: `R_hat + R_n/2 + sqrt(log(1/delta) / 2n)`, `R_n <= 2 Delta sqrt(kappa/n)`."
+    $$R(f)\le\hat R(f)+\frac{\mathfrak R_n(\mathcal H)}2+\sqrt{\frac{\log(1/\delta)}{2n}},\qquad
+    \mathfrak R_n(\mathcal H)\le2\Delta\sqrt{\kappa/n}$$
+
+    Returns the right-hand side with $\mathfrak R_n$ at its upper bound.
+    Reference: bartlett2002; liu2017ifkl, "Traditional Generalization Error Bounds"."""
     risk_hat, _, n, _, _ = _bound_args(risk_hat, None, n, 1, 2.0, delta)
     return risk_hat + Delta * np.sqrt(kappa / n) + np.sqrt(np.log(1 / delta) / (2 * n))
 
 # %% ../nbs/30_pep.ipynb #7465b223
 @dataclass(repr=False, eq=False)
 class FKLResult(SolverResult):
-    "FKL solution: simplex `weights` d, the kernel machine (`alpha`, `coef`, `bias`), PEPs; `gap` is the Frank-Wolfe gap."
+    r"""FKL solution: simplex `weights` $\mathbf d$, the kernel machine (`alpha`, `coef`, `bias`), the PEPs and the certificate.
+
+    $$f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b,\qquad
+    \text{gap}=\frac{\max_kQ_k-\sum_kd_kQ_k}{\max(1,|\mathfrak P(\mathbf d)|)}$$
+
+    `gap` is that relative Frank-Wolfe gap for the reduced gradient; for SILP and `fkl_path` it is the relative gap
+    between the cutting-plane lower bound and the best value found. Reference: liu2017ifkl, Eq. (3), Algorithm 1."""
     weights: np.ndarray | None = None   # (p,) d on the simplex
     alpha: np.ndarray | None = None     # (m,) SVM duals alpha in [0, C] (classification) or SVR beta (regression)
     coef: np.ndarray | None = None      # (m,) expansion coefficients: alpha * y (classification) or beta (regression)
-    bias: float = 0.0
+    bias: float = 0.0                   # b
     pep: np.ndarray | None = None       # (p,) beta_hat_k(t)
     Q: np.ndarray | None = None         # (p,) Q_k = alpha' H_k alpha / 2 + lam beta_hat_k = -gradient
-    lam: float = np.nan
-    t: int = 0
-    task: str = "classification"
+    lam: float = np.nan                 # lambda, the weight of the PEP reward
+    t: int = 0                          # number of principal eigenvalues in the PEP
+    task: str = "classification"        # or "regression" (epsilon-SVR)
     n_solves: int = 0                   # kernel-machine solves (one per Armijo trial)
     history: np.ndarray | None = None   # objective after each iteration
-    classes: np.ndarray | None = None
+    classes: np.ndarray | None = None   # (2,) original labels, +1 is classes[1] (None for regression)
 
-    def decision_function(self, K_test) -> np.ndarray:
-        "`f(x) = sum_j coef_j K_d(x, x_j) + bias` for a test stack `(p, n, m)` in the training normalisation."
+    def decision_function(self,
+                          K_test,          # (p, n, m) test-versus-training kernels, in the training normalisation
+                          ) -> np.ndarray:  # (n,) decision values
+        r"""$f(\mathbf x)=\sum_jc_jK_{\mathbf d}(\mathbf x,\mathbf x_j)+b$ on a test stack, $K_{\mathbf d}=\sum_kd_kK_k$."""
         Kt = check_stack(K_test, name="K_test", square=False, m=self.coef.shape[0])
         if Kt.shape[0] != self.weights.shape[0]:
             raise ValueError(f"K_test holds {Kt.shape[0]} kernels but the model has {self.weights.shape[0]}.")
         nz = self.weights > 0
         return np.tensordot(self.weights[nz], Kt[nz], axes=1) @ self.coef + self.bias
 
-
+# %% ../nbs/30_pep.ipynb #c07dc0fe
 def _check_task(task):
     if task not in ("classification", "regression"):
         raise ValueError(f"task must be 'classification' or 'regression'; got {task!r}.")
@@ -283,7 +391,57 @@ def _finish_result(res, gap, tol, t0, warn, name):
         res.warn_if_not_optimal(stacklevel=3)
     return res
 
+# %% ../nbs/30_pep.ipynb #384defa6
+def _fkl_start(Ks, t, d0, pep):
+    "The PEPs `beta_hat_k(t)` (computed, or checked when given) and the starting weights (uniform, or `d0` normalised)."
+    p, m, _ = Ks.shape
+    if pep is None:
+        pep = empirical_pep(Ks, t)
+    else:
+        _check_ts(t, m)
+        pep = check_weights(pep, p, name="pep")
+        if (pep > 1).any():
+            raise ValueError("pep values must lie in [0, 1] (compute them with empirical_pep).")
+    if d0 is None:
+        return pep, np.full(p, 1.0 / p)
+    d = check_weights(d0, p, name="d0")
+    if not d.sum() > 0:
+        raise ValueError("d0 must have a positive entry.")
+    return pep, d / d.sum()
 
+
+def _reduced_direction(d, g):
+    "Algorithm 1's reduced gradient direction on the simplex: `D_k = g_mu - g_k`, zero where `d_k = 0` and `D_k < 0`."
+    mu = int(np.argmax(d))
+    D = -(g - g[mu])
+    D[(d <= 0) & (D < 0)] = 0.0
+    D[mu] = 0.0
+    D[mu] = -D.sum()
+    return D
+
+
+def _armijo(Ks, y, d, D, g, P, f, eta_scale, C, task, epsilon, svm_tol, sigma):
+    """Backtracking along `D` from the step `eta_scale / max|D|` (at most to the simplex's boundary): the first point
+    with `P(d_new) <= P(d) + sigma g'(d_new - d)`, as `(d_new, machine, P, quad, eta, solves)`, or None if none."""
+    neg = D < 0
+    eta_max = float(np.min(-d[neg] / D[neg]))
+    eta, solves = min(eta_max, eta_scale / max(np.abs(D).max(), 1e-300)), 0
+    while eta > 1e-14 * eta_max:
+        dn = d + eta * D
+        if eta >= eta_max:
+            dn[neg & (-d / np.where(neg, D, -1.0) <= eta_max * (1 + 1e-12))] = 0.0
+        dn = np.maximum(dn, 0.0)
+        dn /= dn.sum()
+        rn, Wn, quadn = _machine(Ks, y, dn, C, task, epsilon, svm_tol)
+        solves += 1
+        Pn = f(Wn, dn)
+        if Pn <= P + sigma * g @ (dn - d):
+            return dn, rn, Pn, quadn, eta, solves
+        eta /= 2
+    return None, None, None, None, eta, solves
+
+
+# %% ../nbs/30_pep.ipynb #d3d2b906
 def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e.g. normalised to trace m)
         y,                       # (m,) binary labels (classification) or real targets (regression)
         lam: float = 1.0,        # weight lambda of the PEP reward
@@ -293,76 +451,43 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
         epsilon: float = 0.1,    # SVR tube half-width (regression)
         d0=None,                 # starting weights on the simplex (default uniform); a warm start
         pep=None,                # (p,) precomputed beta_hat_k(t) (default: computed here)
-        tol: float = 1e-4,       # required relative Frank-Wolfe gap
-        max_iter: int = 200,     # reduced-gradient iterations
+        tol: float = 1e-4,       # required relative gap (Frank-Wolfe gap; SILP: lower-upper bound gap)
+        max_iter: int = 200,     # reduced-gradient iterations (SILP: machine solves)
         svm_tol: float = 1e-9,   # duality gap required of each SVM / SVR solve
         sigma: float = 1e-4,     # Armijo constant
         method: str = "reduced-gradient",  # "reduced-gradient" (Algorithm 1) or "silp" (cutting planes, HiGHS)
         warn: bool = True,       # ConvergenceWarning when the gap misses `tol`
         psd: str = "check",      # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
         ) -> FKLResult:
-    """FKL (Algorithm 1): `min_{d in simplex} W(d) - lam d' beta_hat(t)`, W the SVM (SVR) dual value on `sum_k d_k K_k`,
-    by reduced gradient with Armijo steps; `grad_k = -alpha' H_k alpha / 2 - lam beta_hat_k`."""
+    r"""FKL: simplex weights minimising the SVM (SVR) dual value $W$ on $\sum_kd_k\mathbf K_k$ minus the weighted PEP reward.
+
+    $$\min_{\mathbf d\in\Delta_p}\mathfrak P(\mathbf d)=W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t),\quad\frac{\partial\mathfrak P}{\partial d_k}=-\tfrac12\boldsymbol\alpha^{\star\top}\mathbf H_k\boldsymbol\alpha^\star-\lambda\hat\beta_k(t)$$
+    Reference: liu2017ifkl, Eq. (3), Algorithm 1; rakotomamonjy2008 (reduced gradient); sonnenburg2006 (SILP)."""
     t0 = time.perf_counter()
     task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
-    p, m, _ = Ks.shape
     lam = check_positive(lam, "lam", allow_zero=True)
-    if pep is None:
-        pep = empirical_pep(Ks, t)
-    else:
-        _check_ts(t, m)
-        pep = check_weights(pep, p, name="pep")
-        if (pep > 1).any():
-            raise ValueError("pep values must lie in [0, 1] (compute them with empirical_pep).")
-    d = np.full(p, 1.0 / p) if d0 is None else check_weights(d0, p, name="d0")
-    if d0 is not None:
-        if not d.sum() > 0:
-            raise ValueError("d0 must have a positive entry.")
-        d = d / d.sum()
+    pep, d = _fkl_start(Ks, t, d0, pep)
     if method not in ("reduced-gradient", "silp"):
         raise ValueError(f"method must be 'reduced-gradient' or 'silp'; got {method!r}.")
     if method == "silp":
         return _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes)
-    f = lambda r, W, quad, dd: W - lam * dd @ pep     # P(d) = W(d) - lam d'beta
+    f = lambda W, dd: W - lam * dd @ pep               # P(d) = W(d) - lam d'beta
     r, W, quad = _machine(Ks, y, d, C, task, epsilon, svm_tol)
-    P = f(r, W, quad, d)
-    n_solves, hist, it = 1, [P], 0
-    Q = 0.5 * quad + lam * pep
+    P, n_solves, it, eta_scale, status, msg = f(W, d), 1, 0, 1.0, "unknown", ""
+    hist, Q = [P], 0.5 * quad + lam * pep
     gap = (Q.max() - d @ Q) / max(1.0, abs(P))
-    eta_scale = 1.0
-    status, msg = "unknown", ""
     for it in range(1, max_iter + 1):
         if gap <= tol:
             break
         g = -Q
-        mu = int(np.argmax(d))
-        D = -(g - g[mu])
-        D[(d <= 0) & (D < 0)] = 0.0
-        D[mu] = 0.0
-        D[mu] = -D.sum()
-        gD = g @ D
-        neg = D < 0
-        if not neg.any() or gD >= 0:          # no descent direction although the gap exceeds tol: round-off
+        D = _reduced_direction(d, g)
+        if not (D < 0).any() or g @ D >= 0:     # no descent direction although the gap exceeds tol: round-off
             status, msg = "inaccurate", ("no descent direction (g'D >= 0) while the Frank-Wolfe gap exceeds tol: the "
                                          "SVM solutions are not accurate enough for this tol.")
             break
-        eta_max = float(np.min(-d[neg] / D[neg]))
-        eta = min(eta_max, eta_scale / max(np.abs(D).max(), 1e-300))
-        accepted = False
-        while eta > 1e-14 * eta_max:
-            dn = d + eta * D
-            if eta >= eta_max:
-                dn[neg & (-d / np.where(neg, D, -1.0) <= eta_max * (1 + 1e-12))] = 0.0
-            dn = np.maximum(dn, 0.0)
-            dn /= dn.sum()
-            rn, Wn, quadn = _machine(Ks, y, dn, C, task, epsilon, svm_tol)
-            n_solves += 1
-            Pn = f(rn, Wn, quadn, dn)
-            if Pn <= P + sigma * g @ (dn - d):
-                accepted = True
-                break
-            eta /= 2
-        if not accepted:
+        dn, rn, Pn, quadn, eta, solves = _armijo(Ks, y, d, D, g, P, f, eta_scale, C, task, epsilon, svm_tol, sigma)
+        n_solves += solves
+        if dn is None:
             status, msg = "inaccurate", ("Armijo search found no decrease (the SVM solutions are not accurate enough "
                                          "for this tol).")
             break
@@ -376,6 +501,7 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
                     t=int(t), task=task, n_iter=it, n_solves=n_solves, history=np.array(hist), classes=classes)
     res.message = msg
     return _finish_result(res, gap, tol, t0, warn, "fkl-reduced-gradient")
+
 
 # %% ../nbs/30_pep.ipynb #b2b0e5c8
 def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes):
@@ -443,24 +569,29 @@ def _pooled_fkl(pool, lam, pep, tol, max_iter, d0):
         pool.solve(x / x.sum())
         new += 1
 
-
+# %% ../nbs/30_pep.ipynb #26541f46
 def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
              y,                  # (m,) binary labels or real targets
              lams,               # the lambda grid (solved in this order)
              ts,                 # the t grid
              C: float = 1.0,     # SVM / SVR box bound
-             task: str = "classification",
-             epsilon: float = 0.1,
+             task: str = "classification",  # "classification" (SVM dual) or "regression" (epsilon-SVR dual)
+             epsilon: float = 0.1,  # SVR tube half-width (regression)
              pep=None,           # (p, len(ts)) precomputed beta_hat_k(t) (default: one eigensolve per kernel here)
              tol: float = 1e-4,  # relative certified gap required at every grid point
              max_iter: int = 300,  # new machine solves allowed per grid point
-             svm_tol: float = 1e-9,
-             warn: bool = True,
+             svm_tol: float = 1e-9,  # duality gap required of each SVM / SVR solve
+             warn: bool = True,  # ConvergenceWarning for each grid point whose gap misses `tol`
              pool=None,          # the `.pool` of an earlier `fkl_path` result on the same (Ks, y, C, task): reuse its cuts
              psd: str = "check", # "check": refuse non-PSD kernels; "assume": skip the test
-             ) -> dict:
-    """FKL at every `(lam, t)` of a grid from one pool of cutting planes: `{(lam, t): FKLResult}`, each certified like
-    `fkl(method="silp")`; machine solves are shared because a cut `h_j - d'(q_j/2 + lam beta(t))` is valid for all (lam, t)."""
+             ) -> dict:          # {(lam, t): FKLResult}, each certified like `fkl(method="silp")`
+    r"""FKL at every $(\lambda,t)$ of a grid, from one pool of cutting planes shared by all grid points.
+
+    $$\mathfrak P_{\lambda,t}(\mathbf d)\ \ge\ h_j-\mathbf d^\top\big(\tfrac12\mathbf q_j+\lambda\hat{\boldsymbol\beta}(t)\big)
+    \quad\forall\mathbf d\in\Delta_p,\ \forall(\lambda,t)$$
+
+    A machine solve at $\mathbf d_j$ gives a cut valid at every grid point; each result's `.pool` holds them (pass it back
+    as `pool`). Reference: liu2017ifkl, Eq. (3); kelley1960; sonnenburg2006."""
     t0 = time.perf_counter()
     task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
     p, m, _ = Ks.shape
@@ -492,23 +623,37 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     return out
 
 # %% ../nbs/30_pep.ipynb #b1f99e24
-PEP_TAUS = 2.0 ** np.arange(-10, 11)     # the paper's Gaussian parameters tau = 2^-10 .. 2^10 (inverse squared widths)
-PEP_DEGREES = np.arange(1, 21)           # and polynomial degrees d = 1 .. 20
+PEP_TAUS = tuple(2.0 ** np.arange(-10, 11))   # the paper's Gaussian parameters tau = 2^-10 .. 2^10 (inverse squared widths)
+PEP_DEGREES = tuple(range(1, 21))             # and polynomial degrees d = 1 .. 20
 
 
-def polynomial_scale(X) -> float:
-    "`s = max_i ||x_i||^2`: with it `1 + x'z/s` lies in [0, 2] on the training set, so real powers are defined."
+def polynomial_scale(X,              # (m, n_features) training inputs
+                     ) -> float:     # s (1.0 when every row of X is 0)
+    r"""The scale of the polynomial kernels: the largest squared norm of a training point.
+
+    $$s=\max_i\|\mathbf x_i\|^2,\qquad\text{so that}\quad1+\mathbf x^\top\mathbf x'/s\in[0,2]\ \text{on the training set}$$
+
+    With it real powers $(1+\mathbf x^\top\mathbf x'/s)^d$ are defined (the paper leaves the scale open)."""
     X = check_array_2d(X)
     s = float(np.einsum("ij,ij->i", X, X).max())
     return s if s > 0 else 1.0
 
+# %% ../nbs/30_pep.ipynb #3c32a7f5
+def pep_bank(X,                    # (m, n_features) training inputs (they fix s)
+             taus=PEP_TAUS,        # Gaussian parameters tau (default: the paper's 2^-10 .. 2^10)
+             degrees=PEP_DEGREES,  # polynomial degrees d (default: the paper's 1 .. 20)
+             ) -> list:            # mklbook kernels: the Gaussians, then the polynomials
+    r"""The paper's finite bank: Gaussian kernels and polynomial kernels on $1+\mathbf x^\top\mathbf x'/s$.
 
-def pep_bank(X, taus=PEP_TAUS, degrees=PEP_DEGREES) -> list:
-    "The paper's finite bank: Gaussians `exp(-tau |x-z|^2)` and polynomials `(1 + x'z/s)^d`, `s = polynomial_scale(X)`."
+    $$\exp(-\tau\|\mathbf x-\mathbf x'\|^2)\ \ (\tau\in\{2^{-10},\dots,2^{10}\}),\qquad
+    (1+\mathbf x^\top\mathbf x'/s)^d\ \ (d\in\{1,\dots,20\}),\qquad s=\max_i\|\mathbf x_i\|^2$$
+
+    The polynomials are `Polynomial(d, coef0=s)` $=s^d(1+\mathbf x^\top\mathbf x'/s)^d$, equal after trace normalisation.
+    Reference: liu2017ifkl, Experiments."""
     s = polynomial_scale(X)
     return gaussian_bank(taus) + polynomial_bank(degrees, coef0=s)
 
-
+# %% ../nbs/30_pep.ipynb #b87dac71
 class _Families:
     "The continuously parameterised kernels of IFKL on one training set, normalised to trace m, with derivatives."
 
@@ -556,7 +701,7 @@ def _Q(K, coef, lam, t):
     w, U = top_eigen(K, t, vectors=True)
     return lam * w.sum() / np.trace(K) + 0.5 * coef @ K @ coef, U
 
-
+# %% ../nbs/30_pep.ipynb #0d2ebbd5
 def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
     "Algorithm 3: gradient ascent on the surrogate `Q_tilde(theta; theta^s)`, steps accepted when the true Q grows."
     lo, hi = fams.bounds[fam]
@@ -589,52 +734,32 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
 
 @dataclass(repr=False, eq=False)
 class IFKLResult(SolverResult):
-    """IFKL solution: the selected kernels and their simplex `weights`, the final FKL machine; `gap` is (Q_new - xi)/|P|.
+    r"""IFKL solution: the selected kernels and their simplex `weights`, the final FKL machine and the stopping gap.
 
-    status "converged" means gap <= tol with Q_new the largest Q the sub-problem found (every integer degree; Gaussian grid
-    + local ascent): a local certificate for the semi-infinite program (6), never reported as "optimal"."""
+    $$\text{gap}=\frac{Q(\theta^{\rm new};\boldsymbol\alpha)-\xi}{\max(1,|\mathfrak P|)},\qquad
+    \xi=\max_{\theta\in\Omega^s}Q(\theta;\boldsymbol\alpha),\qquad
+    Q(\theta;\boldsymbol\alpha)=\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha$$
+
+    status "converged" means gap <= tol with $\theta^{\rm new}$ the best $\theta$ the sub-problem found (every integer degree;
+    Gaussian grid + local ascent): a local certificate for the semi-infinite program (6), never reported as "optimal".
+    Reference: liu2017ifkl, Eq. (6), Algorithm 2."""
     weights: np.ndarray | None = None   # (q,) d over the selected kernels
     kernels: list = field(default_factory=list)   # mklbook kernel objects (Gaussian(tau), Polynomial(d, coef0=s))
     params: list = field(default_factory=list)    # [(family, tau or degree)] per selected kernel
-    coef: np.ndarray | None = None
-    bias: float = 0.0
+    coef: np.ndarray | None = None      # (m,) expansion coefficients of the final machine
+    bias: float = 0.0                   # b
     fkl: FKLResult | None = None        # the last master problem
-    n_outer: int = 0
+    n_outer: int = 0                    # column-generation (outer) iterations
     history: list = field(default_factory=list)   # per outer iteration: dict(xi, Q_new, theta_new, objective)
     surrogate_violation: float = -np.inf          # max of beta_tilde - beta_hat seen (must be <= 0)
-    poly_scale: float = 1.0
+    poly_scale: float = 1.0             # s of the polynomial family (`polynomial_scale` of the inputs searched)
 
-
-def ifkl(X,                          # (m, n_features) training inputs
-         y,                          # (m,) binary labels or real targets
-         lam: float = 1.0,           # PEP weight lambda
-         t: int = 4,                 # principal eigenvalues in the PEP
-         C: float = 1.0,             # SVM / SVR box bound
-         task: str = "classification",  # or "regression" (epsilon-SVR)
-         epsilon: float = 0.1,       # SVR tube (regression)
-         families=("gaussian", "polynomial"),  # kernel families searched
-         tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2) (an inverse squared width)
-         degree_range=(1, 20),       # polynomial degrees d (searched as reals, added as integers)
-         tol: float = 1e-3,          # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol (Algorithm 2's Q <= xi)
-         max_outer: int = 30,        # column-generation iterations
-         fkl_tol: float = 1e-6,      # certified gap of each master FKL (solved by SILP)
-         sub_iter: int = 30,         # Algorithm 3 iterations per family
-         random_state=0,             # seeds the random first kernel theta^0 (when no `kernels` are given)
-         warn: bool = True,
-         kernels=None,               # mklbook kernels (PSD) to start from instead of one random theta^0
-         standardize: bool = False,  # search the families on standardised features (training mean and deviation)
-         ) -> IFKLResult:
-    """IFKL (Algorithms 2-3): column generation for `max h(alpha) - xi` s.t. `lam beta_hat_theta(t) + alpha'H_theta alpha/2
-    <= xi` for all theta; master problems by `fkl`, new columns by surrogate gradient ascent over theta.
-
-    status "converged": gap <= tol against the best Q found (all integer degrees; Gaussian grid + ascent): not "optimal"."""
-    t0 = time.perf_counter()
-    task = _check_task(task)
+# %% ../nbs/30_pep.ipynb #fdb3874e
+def _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range):
+    "Validated `(X, y_pm, tau_range, degree_range)` of an IFKL problem (labels +-1 or finite targets)."
     X = check_array_2d(X, min_rows=2)
     m = X.shape[0]
     _check_ts(t, m)
-    tol, fkl_tol = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol")
-    max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
     fams_ok = {"gaussian", "polynomial"}
     if isinstance(families, str) or not families or not set(families) <= fams_ok:
         raise ValueError(f"families must be a non-empty list from {sorted(fams_ok)}; got {families!r}.")
@@ -642,16 +767,12 @@ def ifkl(X,                          # (m, n_features) training inputs
     if not (0 < tau_range[0] <= tau_range[1] < np.inf) or not (1 <= degree_range[0] <= degree_range[1] < np.inf):
         raise ValueError(f"need 0 < tau_min <= tau_max and 1 <= d_min <= d_max; got tau_range={tau_range}, "
                          f"degree_range={degree_range}.")
-    if task == "classification":
-        y_pm, classes = check_binary_labels(y, m)
-    else:
-        y_pm = _check_targets(y, m)
-    Xraw = X
-    if standardize:
-        mean, scale = standardize_stats(X)
-        X = (X - mean) / scale
-    fams = _Families(X, families, tau_range, degree_range, standardize)
-    # the coarse grid of each family: kernels and PEPs (alpha-independent) computed once
+    y_pm = check_binary_labels(y, m)[0] if task == "classification" else _check_targets(y, m)
+    return X, y_pm, tau_range, degree_range
+
+
+def _coarse_grid(fams, degree_range) -> list:
+    "`[(family, theta)]`: every power of two of tau (and the range's ends) and every integer degree in range."
     grid = []
     for fam in fams.families:
         lo, hi = fams.bounds[fam]
@@ -662,62 +783,56 @@ def ifkl(X,                          # (m, n_features) training inputs
             raise ValueError(f"degree_range={degree_range} holds no integer degree, and real degrees are not kernels; "
                              "use a range containing an integer, e.g. (2, 3).")
         grid += [(fam, float(th)) for th in ths]
-    Kg = np.stack([fams.kernel(f_, th) for f_, th in grid])
-    pep_g = empirical_pep(Kg, t)
+    return grid
+
+
+def _first_columns(fams, kernels, Xraw, random_state):
+    """The starting columns `(cols, Kcols, fixed)`: one random kernel of the families (Algorithm 2), or the given
+    `kernels` at trace m (their columns are `("fixed", index)`)."""
     if kernels is None:
         rng = np.random.default_rng(random_state)
         fam0 = fams.families[rng.integers(len(fams.families))]
         lo, hi = fams.bounds[fam0]
         th0 = float(rng.uniform(lo, hi))
         th0 = th0 if fam0 == "gaussian" else float(np.clip(np.round(th0), np.ceil(lo), np.floor(hi)))
-        cols, Kcols, fixed = [(fam0, th0)], [fams.kernel(fam0, th0)], []
-    else:                                                 # start from the given kernels, at trace m like the families
-        fixed = kernel_list(kernels, Xraw, owner="ifkl")
-        bank = KernelBank(fixed, normalize="trace").fit(Xraw)
-        if bank.degenerate_.any() or any(not k.is_psd for k in fixed):
-            raise ValueError("ifkl's starting kernels must be PSD and non-zero on the training set; got "
-                             f"{[repr(k) for k, bad in zip(fixed, bank.degenerate_) if bad or not k.is_psd]}.")
-        cols, Kcols = [("fixed", float(i)) for i in range(len(fixed))], list(bank.train_stack_ * m)
-    d = None
-    hist, worst = [], -np.inf
-    status, gap, it, res = "unknown", np.inf, 0, None
-    for it in range(1, max_outer + 1):
-        Ks = np.stack(Kcols)
-        res = fkl(Ks, y_pm, lam=lam, t=t, C=C, task=task, epsilon=epsilon, d0=d, tol=fkl_tol, method="silp",
-                  warn=False, psd="assume")                   # the families' kernels are PSD by construction
-        coef = res.coef
-        xi = float(res.Q.max())                           # line 5: max over Omega^s of Q(theta; alpha^s)
-        # line 6, Algorithm 3: best grid point of each family, then surrogate ascent from it
-        Qg = lam * pep_g + 0.5 * stack_quad(Kg, coef)
-        best = (-np.inf, None)
-        for fam in fams.families:
-            idx = [i for i, (f_, _) in enumerate(grid) if f_ == fam]
-            i0 = idx[int(np.argmax(Qg[idx]))]
-            if fam == "polynomial":      # only integer degrees are kernels, and the grid holds all of them: exact
-                th, Qv = grid[i0][1], float(Qg[i0])
-            else:
-                th, Qv, _, wv = _ascend(fams, fam, grid[i0][1], coef, lam, t, max_iter=sub_iter)
-                worst = max(worst, wv)
-            if Qv > best[0]:
-                best = (Qv, (fam, float(th)))
-        Q_new, theta_new = best
-        gap = (Q_new - xi) / max(1.0, abs(res.objective))
-        hist.append({"xi": xi, "Q_new": Q_new, "theta_new": theta_new, "objective": res.objective,
-                     "fkl_iter": res.n_iter, "fkl_gap": res.gap})
-        if gap <= tol or any(theta_new[0] == f_ and abs(theta_new[1] - th_) < 1e-9 for f_, th_ in cols):
-            status = "converged" if gap <= tol else "inaccurate"
-            break
-        cols.append(theta_new)
-        Kcols.append(fams.kernel(*theta_new))
-        d = np.r_[res.weights, 0.0]
+        return [(fam0, th0)], [fams.kernel(fam0, th0)], []
+    fixed = kernel_list(kernels, Xraw, owner="ifkl")
+    bank = KernelBank(fixed, normalize="trace").fit(Xraw)
+    if bank.degenerate_.any() or any(not k.is_psd for k in fixed):
+        raise ValueError("ifkl's starting kernels must be PSD and non-zero on the training set; got "
+                         f"{[repr(k) for k, bad in zip(fixed, bank.degenerate_) if bad or not k.is_psd]}.")
+    return [("fixed", float(i)) for i in range(len(fixed))], list(bank.train_stack_ * Xraw.shape[0]), fixed
+
+
+# %% ../nbs/30_pep.ipynb #1b1ab515
+def _best_column(fams, grid, Qg, coef, lam, t, sub_iter):
+    """Algorithm 3: the best grid point of each family, then (Gaussian) surrogate ascent from it; polynomial degrees
+    are all on the grid, so theirs is exact. Returns `(Q_new, (family, theta), worst surrogate violation)`."""
+    best, worst = (-np.inf, None), -np.inf
+    for fam in fams.families:
+        idx = [i for i, (f_, _) in enumerate(grid) if f_ == fam]
+        i0 = idx[int(np.argmax(Qg[idx]))]
+        if fam == "polynomial":
+            th, Qv = grid[i0][1], float(Qg[i0])
+        else:
+            th, Qv, _, wv = _ascend(fams, fam, grid[i0][1], coef, lam, t, max_iter=sub_iter)
+            worst = max(worst, wv)
+        if Qv > best[0]:
+            best = (Qv, (fam, float(th)))
+    return best[0], best[1], worst
+
+
+def _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn) -> IFKLResult:
+    "The `IFKLResult` of the last master problem: the kernels with non-zero weight, the certificate and its status."
     keep = res.weights > 0
     make = lambda f_, th: fixed[int(th)] if f_ == "fixed" else fams.make(f_, th)
-    value = lambda f_, th: repr(fixed[int(th)]) if f_ == "fixed" else float(2.0 ** th) if f_ == "gaussian" else int(round(th))
-    kernels = [make(f_, th) for (f_, th), k in zip(cols, keep) if k]
-    params = [(f_, value(f_, th)) for (f_, th), k in zip(cols, keep) if k]
+    value = lambda f_, th: (repr(fixed[int(th)]) if f_ == "fixed" else float(2.0 ** th) if f_ == "gaussian"
+                            else int(round(th)))
     out = IFKLResult(objective=res.objective, status=status, weights=res.weights[keep] / res.weights[keep].sum(),
-                     kernels=kernels, params=params, coef=res.coef, bias=res.bias, fkl=res, n_outer=it, history=hist,
-                     surrogate_violation=float(worst), poly_scale=getattr(fams, "s", 1.0), n_iter=it)
+                     kernels=[make(f_, th) for (f_, th), k in zip(cols, keep) if k],
+                     params=[(f_, value(f_, th)) for (f_, th), k in zip(cols, keep) if k], coef=res.coef,
+                     bias=res.bias, fkl=res, n_outer=it, history=hist, surrogate_violation=float(worst),
+                     poly_scale=getattr(fams, "s", 1.0), n_iter=it)
     out.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
     out.tol, out.time, out.solver = float(tol), time.perf_counter() - t0, "ifkl-column-generation"
     out.status = "max_iter" if status == "unknown" else status
@@ -728,8 +843,69 @@ def ifkl(X,                          # (m, n_features) training inputs
         out.message = "the sub-problem returned a kernel already in the set while Q > xi (master FKL not exact enough?)"
     if warn and out.status != "converged":
         warnings.warn(ConvergenceWarning(f"ifkl stopped with status {out.status!r} (gap {out.gap:.2e}, tol {tol:.1e}, "
-                                         f"{it} outer iterations). {out.message}".strip()), stacklevel=2)
+                                         f"{it} outer iterations). {out.message}".strip()), stacklevel=3)
     return out
+
+
+# %% ../nbs/30_pep.ipynb #2fd9e1a5
+def ifkl(X,                          # (m, n_features) training inputs
+         y,                          # (m,) binary labels or real targets
+         lam: float = 1.0,           # PEP weight lambda
+         t: int = 4,                 # principal eigenvalues in the PEP
+         C: float = 1.0,             # SVM / SVR box bound
+         task: str = "classification",  # or "regression" (epsilon-SVR)
+         epsilon: float = 0.1,       # SVR tube (regression)
+         families=("gaussian", "polynomial"),  # kernel families searched
+         tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2) (an inverse squared width)
+         degree_range=(1, 20),       # polynomial degrees d (its integers, enumerated: real d are not kernels)
+         tol: float = 1e-3,          # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol (Algorithm 2's Q <= xi)
+         max_outer: int = 30,        # column-generation iterations
+         fkl_tol: float = 1e-6,      # certified gap of each master FKL (solved by SILP)
+         sub_iter: int = 30,         # Algorithm 3 iterations per family
+         random_state=0,             # seeds the random first kernel theta^0 (when no `kernels` are given)
+         warn: bool = True,          # ConvergenceWarning unless the status is "converged"
+         kernels=None,               # mklbook kernels (PSD) to start from instead of one random theta^0
+         standardize: bool = False,  # search the families on standardised features (training mean and deviation)
+         ) -> IFKLResult:
+    r"""IFKL (Algorithms 2-3): column generation for the semi-infinite program (6) over Gaussian and polynomial kernels.
+
+    $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
+    \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
+
+    Master problems by `fkl` (SILP); new columns by ascent on the Ky Fan surrogate $\tilde\beta_\theta(t,\theta^s)$ (Gaussian
+    $\tau$) and by enumeration (integer degrees). status "converged": gap <= tol against the best $Q$ found, not "optimal".
+    Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
+    t0 = time.perf_counter()
+    task = _check_task(task)
+    Xraw, y_pm, tau_range, degree_range = _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range)
+    tol, fkl_tol = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol")
+    max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
+    mean, scale = standardize_stats(Xraw) if standardize else (0.0, 1.0)
+    X = (Xraw - mean) / scale
+    fams = _Families(X, families, tau_range, degree_range, standardize)
+    grid = _coarse_grid(fams, degree_range)               # kernels and PEPs of the grid: alpha-independent, once
+    Kg = np.stack([fams.kernel(f_, th) for f_, th in grid])
+    pep_g = empirical_pep(Kg, t)
+    cols, Kcols, fixed = _first_columns(fams, kernels, Xraw, random_state)
+    d, hist, worst, status, gap, it, res = None, [], -np.inf, "unknown", np.inf, 0, None
+    for it in range(1, max_outer + 1):
+        res = fkl(np.stack(Kcols), y_pm, lam=lam, t=t, C=C, task=task, epsilon=epsilon, d0=d, tol=fkl_tol,
+                  method="silp", warn=False, psd="assume")    # the families' kernels are PSD by construction
+        xi = float(res.Q.max())                           # line 5: max over Omega^s of Q(theta; alpha^s)
+        Qg = lam * pep_g + 0.5 * stack_quad(Kg, res.coef)
+        Q_new, theta_new, wv = _best_column(fams, grid, Qg, res.coef, lam, t, sub_iter)   # line 6
+        worst = max(worst, wv)
+        gap = (Q_new - xi) / max(1.0, abs(res.objective))
+        hist.append({"xi": xi, "Q_new": Q_new, "theta_new": theta_new, "objective": res.objective,
+                     "fkl_iter": res.n_iter, "fkl_gap": res.gap})
+        if gap <= tol or any(theta_new[0] == f_ and abs(theta_new[1] - th_) < 1e-9 for f_, th_ in cols):
+            status = "converged" if gap <= tol else "inaccurate"
+            break
+        cols.append(theta_new)
+        Kcols.append(fams.kernel(*theta_new))
+        d = np.r_[res.weights, 0.0]
+    return _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn)
+
 
 # %% ../nbs/30_pep.ipynb #edaa0154
 class _PEPBase(KernelStackEstimator):
@@ -767,11 +943,13 @@ class _PEPBase(KernelStackEstimator):
         return self._combined_test_kernel(X) @ self.coef_ + self.intercept_
 
     @available_if(lambda self: self._task == "classification")
-    def decision_function(self, X):
-        "`f(x) = sum_j coef_j K_d(x, x_j) + bias` on the learned combination (classifiers)."
+    def decision_function(self,
+                          X):  # (n, n_features) inputs
+        r"""$f(\mathbf x)=\sum_jc_jK_{\mathbf d}(\mathbf x,\mathbf x_j)+b$ on the learned combination (classifiers)."""
         return self._decision(X)
 
-    def predict(self, X):
+    def predict(self,
+                X):  # (n, n_features) inputs
         "Class labels (`classes_[f > 0]`) or regression values `f(x)`."
         f = self._decision(X)
         return self.classes_[(f > 0).astype(int)] if self._task == "classification" else f
@@ -785,7 +963,7 @@ class _Binary:
         tags.classifier_tags.multi_class = False
         return tags
 
-
+# %% ../nbs/30_pep.ipynb #b233d4ec
 class _FKLBase(_PEPBase):
     def _fit_stack(self, X):
         m = X.shape[0]
@@ -795,7 +973,9 @@ class _FKLBase(_PEPBase):
         self._refuse_non_psd("the PEP and the SVM both need PSD kernels")
         return Ks
 
-    def fit(self, X, y):
+    def fit(self,
+            X,   # (m, n_features) training inputs
+            y):  # (m,) binary labels (classifier) or real targets (regressor)
         "Build the bank on `X`, learn the simplex weights by FKL and keep the kernel machine."
         X, y = self._targets(X, y)
         self._check_t(X.shape[0])
@@ -810,32 +990,56 @@ class _FKLBase(_PEPBase):
 
 
 class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
-    """FKL (Liu et al. 2017, Algorithm 1) binary SVM: `min_d W(d) - lam d'beta_hat(t)` over the simplex.
+    r"""FKL binary SVM (Liu et al. 2017): simplex weights of a kernel bank, SVM dual value traded against the weighted PEP.
+
+    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t),\qquad
+    f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b$$
 
     Defaults: `default_bank(X, "both")` (7 Gaussians and 10 polynomials on standardised features), kernels at trace m,
     C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian tau = 2^-10..2^10 on the raw
     features, polynomial d = 1..20), with lam in 2^-5..2^5 and t in {2, 4, 8, 16} selected by 3-fold CV.
     method="silp" solves problem (3) by cutting planes (certified, far fewer SVM solves than Algorithm 1);
-    method="reduced-gradient" is Algorithm 1."""
+    method="reduced-gradient" is Algorithm 1. Reference: liu2017ifkl, Eq. (3), Algorithm 1, Experiments."""
 
-    def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, tol=1e-4, max_iter=300, method="silp"):
-        self.kernels = kernels    # list of mklbook kernels; None: default_bank(X, "both") on the training inputs
-        self.lam = lam            # weight of the PEP reward
-        self.t = t                # number of principal eigenvalues
-        self.C = C                # SVM box bound
-        self.tol = tol            # relative certified gap
-        self.max_iter = max_iter  # iterations (SVM solves for SILP)
-        self.method = method      # "silp" or "reduced-gradient" (Algorithm 1)
+    def __init__(self,
+                 kernels=None,   # list of mklbook kernels; None: default_bank(X, "both") on the training inputs
+                 lam=1.0,        # weight lambda of the PEP reward
+                 t=4,            # number of principal eigenvalues in the PEP
+                 C=1.0,          # SVM box bound
+                 tol=1e-4,       # relative certified gap
+                 max_iter=300,   # iterations (SVM solves for SILP)
+                 method="silp",  # "silp" (cutting planes) or "reduced-gradient" (Algorithm 1)
+                 ):
+        self.kernels = kernels
+        self.lam = lam
+        self.t = t
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.method = method
 
-
+# %% ../nbs/30_pep.ipynb #b09b7bdb
 class FKLRegressor(RegressorMixin, _FKLBase):
-    """FKL with the epsilon-SVR dual: `min_d W_R(d) - lam d'beta_hat(t)` over the simplex.
+    r"""FKL regression: simplex weights of a kernel bank, epsilon-SVR dual value traded against the weighted PEP.
 
-    Defaults: `default_bank(X, "both")`, C = 1, epsilon = 0.1, lam = 1, t = 4, method "silp". The targets are
-    standardised internally, so epsilon is in units of their standard deviation."""
+    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t),\qquad
+    f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b,$$
+
+    $W$ the epsilon-SVR dual value. Defaults: `default_bank(X, "both")`, C = 1, epsilon = 0.1, lam = 1, t = 4, method
+    "silp". The targets are standardised internally, so epsilon is in units of their standard deviation.
+    Reference: liu2017ifkl, Eq. (3) and its regression dual."""
     _task = "regression"
 
-    def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, epsilon=0.1, tol=1e-4, max_iter=300, method="silp"):
+    def __init__(self,
+                 kernels=None,   # list of mklbook kernels; None: default_bank(X, "both") on the training inputs
+                 lam=1.0,        # weight lambda of the PEP reward
+                 t=4,            # number of principal eigenvalues in the PEP
+                 C=1.0,          # SVR box bound
+                 epsilon=0.1,    # SVR tube half-width, in standard deviations of the targets
+                 tol=1e-4,       # relative certified gap
+                 max_iter=300,   # iterations (SVR solves for SILP)
+                 method="silp",  # "silp" (cutting planes) or "reduced-gradient" (Algorithm 1)
+                 ):
         self.kernels = kernels
         self.lam = lam
         self.t = t
@@ -845,9 +1049,11 @@ class FKLRegressor(RegressorMixin, _FKLBase):
         self.max_iter = max_iter
         self.method = method
 
-
+# %% ../nbs/30_pep.ipynb #770501e4
 class _IFKLBase(_PEPBase):
-    def fit(self, X, y):
+    def fit(self,
+            X,   # (m, n_features) training inputs
+            y):  # (m,) binary labels (classifier) or real targets (regressor)
         "Run IFKL on `(X, y)` and keep the selected kernels, their weights and the machine."
         X, y = self._targets(X, y)
         self._check_t(X.shape[0])
@@ -866,14 +1072,28 @@ class _IFKLBase(_PEPBase):
 
 
 class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
-    """IFKL (Liu et al. 2017, Algorithms 2-3) binary SVM over Gaussian tau in [2^-10, 2^10] and polynomial degree d in
-    [1, 20] (searched as a real, added as an integer), on standardised features (`standardize=False`: the raw
-    features, the paper's setting). `kernels`: kernels to start from (None: one random kernel of the families, the
-    paper's Algorithm 2). Defaults: C = 1 (the paper), lam = 1, t = 4 (the paper: 3-fold CV)."""
+    r"""IFKL binary SVM (Liu et al. 2017): kernels chosen from continuous families by column generation, and their weights.
 
-    def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, families=("gaussian", "polynomial"),
-                 tau_range=(2.0 ** -10, 2.0 ** 10), degree_range=(1, 20), standardize=True, tol=1e-3, max_outer=30,
-                 random_state=0):
+    $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
+    \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
+
+    Gaussian tau in [2^-10, 2^10] and polynomial degree d in [1, 20] (the integers, enumerated), on standardised
+    features (`standardize=False`: the raw features, the paper's setting). Defaults: C = 1 (the paper), lam = 1,
+    t = 4 (the paper: 3-fold CV). Reference: liu2017ifkl, Eq. (6), Algorithms 2-3, Experiments."""
+
+    def __init__(self,
+                 kernels=None,    # PSD mklbook kernels to start from; None: one random kernel of the families (Algorithm 2)
+                 lam=1.0,         # weight lambda of the PEP
+                 t=4,             # number of principal eigenvalues in the PEP
+                 C=1.0,           # SVM box bound
+                 families=("gaussian", "polynomial"),  # kernel families searched
+                 tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
+                 degree_range=(1, 20),  # polynomial degrees d (its integers, enumerated)
+                 standardize=True,  # search on standardised features; False: the raw features (the paper's setting)
+                 tol=1e-3,        # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol
+                 max_outer=30,    # column-generation iterations
+                 random_state=0,  # seeds the random first kernel (when no `kernels` are given)
+                 ):
         self.kernels = kernels
         self.standardize = standardize
         self.lam = lam
@@ -886,14 +1106,31 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
         self.max_outer = max_outer
         self.random_state = random_state
 
-
+# %% ../nbs/30_pep.ipynb #2677dbc4
 class IFKLRegressor(RegressorMixin, _IFKLBase):
-    "IFKL with the epsilon-SVR dual (epsilon = 0.1 target standard deviations); otherwise as `IFKLClassifier`."
+    r"""IFKL regression: the semi-infinite program (6) with the epsilon-SVR dual; otherwise as `IFKLClassifier`.
+
+    $$\max_{\boldsymbol\beta\in\mathcal A,\ \xi}\ \mathbf y^\top\boldsymbol\beta-\epsilon\|\boldsymbol\beta\|_1-\xi\quad
+    \text{s.t.}\quad\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\beta^\top\mathbf K_\theta\boldsymbol\beta\le\xi\quad
+    \forall\theta\in\Omega$$
+
+    Targets standardised internally (epsilon = 0.1 target standard deviations). Reference: liu2017ifkl, Eq. (6)."""
     _task = "regression"
 
-    def __init__(self, kernels=None, lam=1.0, t=4, C=1.0, epsilon=0.1, families=("gaussian", "polynomial"),
-                 tau_range=(2.0 ** -10, 2.0 ** 10), degree_range=(1, 20), standardize=True, tol=1e-3, max_outer=30,
-                 random_state=0):
+    def __init__(self,
+                 kernels=None,    # PSD mklbook kernels to start from; None: one random kernel of the families (Algorithm 2)
+                 lam=1.0,         # weight lambda of the PEP
+                 t=4,             # number of principal eigenvalues in the PEP
+                 C=1.0,           # SVR box bound
+                 epsilon=0.1,     # SVR tube half-width, in standard deviations of the targets
+                 families=("gaussian", "polynomial"),  # kernel families searched
+                 tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
+                 degree_range=(1, 20),  # polynomial degrees d (its integers, enumerated)
+                 standardize=True,  # search on standardised features; False: the raw features (the paper's setting)
+                 tol=1e-3,        # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol
+                 max_outer=30,    # column-generation iterations
+                 random_state=0,  # seeds the random first kernel (when no `kernels` are given)
+                 ):
         self.kernels = kernels
         self.standardize = standardize
         self.lam = lam

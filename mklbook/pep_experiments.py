@@ -26,6 +26,12 @@ __all__ = ['PEP_SETS', 'PAPER_TABLE1', 'METHODS', 'LAMBDAS', 'TS', 'ABLATION_VAR
            'FULL_PROTOCOL', 'load_pep_set', 'FullStack', 'fkl_grid', 'fkl_grid_cold', 'run_split', 'run_table1',
            'table1_markdown', 'cost_markdown', 'variant_paths', 'pep_ablation', 'ablation_markdown', 'reproduce_pep']
 
+# %% ../nbs/31_pep_experiments.ipynb #f103c2a6
+def _minmax(X):
+    "Scale every feature to [-1, 1] (constant features to 0), the LIBSVM convention."
+    lo, span = X.min(axis=0), np.ptp(X, axis=0)
+    return np.where(span > 0, 2 * (X - lo) / np.where(span > 0, span, 1.0) - 1, 0.0)
+
 # %% ../nbs/31_pep_experiments.ipynb #e9aa0aa4
 PEP_SETS = {  # Table 1 name -> registry name (a1a stands in for a2a; heart is not available)
     "australian": "australian", "a2a": "a1a", "diabetes": "pima", "german.numer": "german-numer",
@@ -57,18 +63,16 @@ PAPER_TABLE1 = {  # dataset -> method -> test accuracy (%) as printed, mean ± s
 }
 
 METHODS = ["IFKL", "FKL", "uniform (FKL scaling)", "CABMKL (linear)", "CABMKL (conic)", "SimpleMKL", "uniform"]
-LAMBDAS = 2.0 ** np.arange(-5, 6)
+LAMBDAS = tuple(2.0 ** np.arange(-5, 6))
 TS = (2, 4, 8, 16)
 
 
-def _minmax(X):
-    "Scale every feature to [-1, 1] (constant features to 0), the LIBSVM convention."
-    lo, span = X.min(axis=0), np.ptp(X, axis=0)
-    return np.where(span > 0, 2 * (X - lo) / np.where(span > 0, span, 1.0) - 1, 0.0)
+def load_pep_set(name: str,            # a Table 1 set (`PEP_SETS`), or "breast_cancer" / "digits-3v8" (embedded)
+                 quick: bool = False,  # keep a stratified subsample of at most 200 points
+                 ):
+    """`(X, y)` of a Table 1 set (or a quick embedded set), features in [-1, 1] (the LIBSVM convention), labels +-1.
 
-
-def load_pep_set(name: str, quick: bool = False):
-    "`(X, y)` of a Table 1 set (or a quick embedded set), features in [-1, 1], labels +-1."
+    Reference: liu2017ifkl, Experiments (the LIBSVM sets of Table 1; a1a stands in for a2a)."""
     if name in PEP_SETS:
         X, y = load_dataset(PEP_SETS[name])
     elif name == "breast_cancer":
@@ -90,12 +94,16 @@ def load_pep_set(name: str, quick: bool = False):
 class FullStack:
     "The 41 kernels of `pep_bank` on all points of a data set, computed once; blocks normalised per training set."
 
-    def __init__(self, X):
+    def __init__(self,
+                 X):  # (N, n_features) all points of the data set (they fix the polynomial scale s)
         self.kernels = pep_bank(X)
         self.K = KernelBank(self.kernels, normalize=None).fit_transform(X)   # (p, N, N), raw
         self.K /= np.abs(self.K).max(axis=(1, 2), keepdims=True)              # tame (1 + u)^20 before slicing
 
-    def train_test(self, train, test=None):
+    def train_test(self,
+                   train,      # indices of the training points
+                   test=None,  # indices of the test (or validation) points; None: no test stack
+                   ):
         "Training stack at unit mean diagonal (trace m) and the test stack in the same normalisation."
         diag = np.einsum("kii->ki", self.K)[:, train]
         scale = len(train) / diag.sum(axis=1)
@@ -103,9 +111,21 @@ class FullStack:
         Kte = None if test is None else self.K[:, test][:, :, train] * scale[:, None, None]
         return Ktr, Kte
 
+# %% ../nbs/31_pep_experiments.ipynb #cb45b42a
+def fkl_grid(Ktr,            # (p, m, m) training stack, uncentered, at trace m
+             ytr,            # (m,) labels +-1
+             Kval,           # (p, n, m) validation-versus-training stack, or None (no decision values)
+             lams=LAMBDAS,   # the lambda grid
+             ts=TS,          # the t grid
+             C=1.0,          # SVM box bound
+             tol=1e-4,       # relative certified gap at every grid point
+             ):
+    r"""FKL for every $(\lambda,t)$ on one training fold from one pool of cuts (`fkl_path`): `{(lam, t): (f_val, result)}`.
 
-def fkl_grid(Ktr, ytr, Kval, lams=LAMBDAS, ts=TS, C=1.0, tol=1e-4):
-    "FKL for every (lam, t) on one training fold from one pool of cuts (`fkl_path`); `{(lam, t): (decision values, result)}`."
+    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t)\ \ \text{for every grid point},\qquad
+    f_{\rm val}=\sum_kd_k\mathbf K^{\rm val}_k\mathbf c+b$$
+
+    Reference: liu2017ifkl, Eq. (3) and Experiments (the grid selected by 3-fold CV)."""
     out = {}
     for key, r in fkl_path(Ktr, ytr, lams, ts, C=C, tol=tol, warn=False).items():
         nz = r.weights > 0
@@ -113,9 +133,21 @@ def fkl_grid(Ktr, ytr, Kval, lams=LAMBDAS, ts=TS, C=1.0, tol=1e-4):
         out[key] = (f, r)
     return out
 
+# %% ../nbs/31_pep_experiments.ipynb #336dc640
+def fkl_grid_cold(Ktr,            # (p, m, m) training stack, uncentered, at trace m
+                  ytr,            # (m,) labels +-1
+                  Kval,           # (p, n, m) validation-versus-training stack, or None (no decision values)
+                  lams=LAMBDAS,   # the lambda grid
+                  ts=TS,          # the t grid
+                  C=1.0,          # SVM box bound
+                  tol=1e-4,       # relative certified gap at every grid point
+                  ):
+    r"""The reference for `fkl_grid`: one `fkl(method='silp')` per $(\lambda,t)$, warm-started in $\mathbf d$ along $\lambda$.
 
-def fkl_grid_cold(Ktr, ytr, Kval, lams=LAMBDAS, ts=TS, C=1.0, tol=1e-4):
-    "The reference for `fkl_grid`: one `fkl(method='silp')` per (lam, t), warm-started in d along lam (the first version)."
+    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t)\ \ \text{for every grid point},\qquad
+    f_{\rm val}=\sum_kd_k\mathbf K^{\rm val}_k\mathbf c+b$$
+
+    The first version of the grid, kept to check `fkl_grid`. Reference: liu2017ifkl, Eq. (3)."""
     peps = empirical_pep(Ktr, list(ts))
     out = {}
     for j, t in enumerate(ts):
@@ -132,9 +164,41 @@ def fkl_grid_cold(Ktr, ytr, Kval, lams=LAMBDAS, ts=TS, C=1.0, tol=1e-4):
 def _acc(y, f):
     return 100.0 * float(np.mean(np.where(f > 0, 1, -1) == y))
 
+# %% ../nbs/31_pep_experiments.ipynb #9c401527
+_CABMKL_LINEAR_WARNINGS = ("singular to working precision", "is indefinite", "not positive semi-definite")
+
+
+def _fit_counting(est, X, y, expected: tuple = ()) -> int:
+    """Fit `est`; warnings whose message contains one of `expected` are counted and returned instead of shown (the
+    linear CABMKL's singular statistics and indefinite combination are its design, not news); others pass through."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    n = 0
+    for w in caught:
+        if any(e in str(w.message) for e in expected):
+            n += 1
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return n
+
+
 # %% ../nbs/31_pep_experiments.ipynb #b2f13526
-def run_split(X, y, stack: FullStack, train, test, inner, lams=LAMBDAS, ts=TS, C=1.0, with_ifkl=True) -> dict:
-    "Test accuracy (%) of every method on one split, FKL's (lam, t) by inner CV, plus iterations and times."
+def run_split(X,                 # (N, n_features) all points, in [-1, 1]
+              y,                 # (N,) labels +-1
+              stack: FullStack,  # the data set's cached kernel stack
+              train,             # indices of the training half
+              test,              # indices of the test half
+              inner,             # [(train, validation)] index pairs into `train`: the inner CV folds
+              lams=LAMBDAS,      # FKL's lambda grid
+              ts=TS,             # FKL's t grid
+              C=1.0,             # box bound of every method's SVM
+              with_ifkl=True,    # also run IFKL (at FKL's selected lambda and t)
+              ) -> dict:         # method -> test accuracy (%), plus "<method>_time", iterations, gaps, IFKL's kernels
+    """Test accuracy (%) of every method on one split, FKL's (lam, t) by inner CV, plus iterations and times.
+
+    Reference: liu2017ifkl, Experiments."""
     out = {}
     # FKL: inner 3-fold CV over the (lam, t) grid, then a refit on the whole training half
     t0 = time.perf_counter()
@@ -173,17 +237,27 @@ def run_split(X, y, stack: FullStack, train, test, inner, lams=LAMBDAS, ts=TS, C
             "uniform": UniformMKL(stack.kernels, estimator=SVC(kernel="precomputed", C=C))}
     for name, est in base.items():
         t0 = time.perf_counter()
-        est.fit(X[train], y[train])
+        out[name + "_indefinite"] = _fit_counting(est, X[train], y[train],    # expected warnings, counted
+                                                  _CABMKL_LINEAR_WARNINGS if name == "CABMKL (linear)" else ())
         out[name] = 100.0 * float(np.mean(est.predict(X[test]) == y[test]))
         out[name + "_time"] = time.perf_counter() - t0
         if name == "SimpleMKL":
             out["SimpleMKL_iter"] = est.n_iter_
     return out
 
+# %% ../nbs/31_pep_experiments.ipynb #3407751b
+def run_table1(name: str,            # data set (see `load_pep_set`)
+               n_splits: int = 30,   # random 50/50 splits (the paper: 30)
+               quick: bool = False,  # at most 200 points (see `load_pep_set`)
+               lams=LAMBDAS,         # FKL's lambda grid
+               ts=TS,                # FKL's t grid
+               with_ifkl=True,       # also run IFKL
+               progress: bool = True,  # show a progress bar over the splits
+               random_state=0,       # seed of the splits
+               ) -> dict:            # {"name", "n", "d", "n_splits", "splits": {key: per-split values}}
+    """Table 1 for one data set: per-split accuracies of every method (dict of lists) and the run's metadata.
 
-def run_table1(name: str, n_splits: int = 30, quick: bool = False, lams=LAMBDAS, ts=TS, with_ifkl=True,
-               progress: bool = True, random_state=0) -> dict:
-    "Table 1 for one data set: per-split accuracies of every method (dict of arrays) and the run's metadata."
+    Reference: liu2017ifkl, Experiments, Table 1."""
     X, y = load_pep_set(name, quick)
     stack = FullStack(X)
     proto = RandomSplits(n_splits=n_splits, test_size=0.5, inner_cv=3, random_state=random_state)
@@ -196,9 +270,14 @@ def run_table1(name: str, n_splits: int = 30, quick: bool = False, lams=LAMBDAS,
             "splits": {k: [r[k] for r in rows] for k in keys}}
 
 # %% ../nbs/31_pep_experiments.ipynb #797e60c6
-def table1_markdown(results: dict, methods=METHODS, alpha: float = 0.05) -> str:
+def table1_markdown(results: dict,         # {name: `run_table1` result}
+                    methods=METHODS,       # columns, in this order (those absent from every result are dropped)
+                    alpha: float = 0.05,   # level of the one-sided tests against the best method
+                    ) -> str:
     """Rows: data set (book) and (paper); bold the best book mean, mark '≈' the methods not significantly worse
-    (corrected resampled t-test, 50/50 splits; '≈†': worse by the plain paired t-test only)."""
+    (corrected resampled t-test, 50/50 splits; '≈†': worse by the plain paired t-test only).
+
+    Reference: liu2017ifkl, Table 1 (the paper's rows); nadeau2003 (the corrected resampled t-test)."""
     present = [m for m in methods if any(m in r["splits"] for r in results.values())]
     rows = []
     for name, r in results.items():
@@ -220,8 +299,9 @@ def table1_markdown(results: dict, methods=METHODS, alpha: float = 0.05) -> str:
             rows.append([f"{name} (paper, 30 splits)"] + [PAPER_TABLE1[name].get(m, "–") for m in present])
     return markdown_table(["data set"] + present, rows, "l" + "r" * len(present))
 
-
-def cost_markdown(results: dict) -> str:
+# %% ../nbs/31_pep_experiments.ipynb #e2c56993
+def cost_markdown(results: dict,  # {name: `run_table1` result}
+                  ) -> str:
     "Mean iterations and seconds per split: FKL (with its CV grid), IFKL, L1-MKL."
     rows = []
     for name, r in results.items():
@@ -240,8 +320,20 @@ ABLATION_VARIANTS = {  # name -> (which PEP, lambda multiplier: 1 or C m)
 }
 
 
-def variant_paths(Ktr, ytr, lams=LAMBDAS, ts=TS, C=1.0, variants=ABLATION_VARIANTS, tol=1e-4) -> dict:
-    "FKL on one fold for every variant and grid point, from one pool of cuts: `{variant: {(lam_grid, t): FKLResult}}`."
+def variant_paths(Ktr,                         # (p, m, m) training stack, uncentered, at trace m
+                  ytr,                         # (m,) labels +-1
+                  lams=LAMBDAS,                # the grid: lambda, or lambda_bar for the scaled variants
+                  ts=TS,                       # the t grid
+                  C=1.0,                       # SVM box bound
+                  variants=ABLATION_VARIANTS,  # name -> (which PEP: "uncentered" or "centered", scale lambda by C m)
+                  tol=1e-4,                    # relative certified gap at every grid point
+                  ) -> dict:                   # {variant: {(grid value, t): FKLResult}}
+    r"""FKL on one fold for every ablation variant and grid point, all from one pool of cuts.
+
+    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta},\qquad\lambda=\bar\lambda\,C\,m\ \text{(scaled)},\qquad
+    \hat\beta_k=\hat\beta(\mathbf H\mathbf K_k\mathbf H,t),\ \mathbf H=\mathbf I-\tfrac1m\mathbf 1\mathbf 1^\top\ \text{(centered)}$$
+
+    Only the linear PEP term differs between the variants. Reference: liu2017ifkl, Eq. (3)."""
     m = len(ytr)
     peps = {"uncentered": empirical_pep(Ktr, list(ts)), "centered": empirical_pep(center(Ktr), list(ts))}
     out, pool = {}, None
@@ -252,9 +344,16 @@ def variant_paths(Ktr, ytr, lams=LAMBDAS, ts=TS, C=1.0, variants=ABLATION_VARIAN
         out[v] = {(float(g), int(t)): res[float(g * s), int(t)] for t in ts for g in lams}
     return out
 
-
-def pep_ablation(name: str, n_splits: int = 5, lams=LAMBDAS, ts=TS, C=1.0, quick=False, random_state=0,
-                 variants=ABLATION_VARIANTS) -> dict:
+# %% ../nbs/31_pep_experiments.ipynb #59591568
+def pep_ablation(name: str,                   # data set (see `load_pep_set`)
+                 n_splits: int = 5,           # random 50/50 splits
+                 lams=LAMBDAS,                # the grid: lambda, or lambda_bar for the scaled variants
+                 ts=TS,                       # the t grid
+                 C=1.0,                       # SVM box bound
+                 quick=False,                 # at most 200 points (see `load_pep_set`)
+                 random_state=0,              # seed of the splits
+                 variants=ABLATION_VARIANTS,  # name -> (which PEP, scale lambda by C m); see `variant_paths`
+                 ) -> dict:                   # {"name", "n_splits", "rows": {variant: [per-split dict]}}
     "Test accuracy, selected grid value, weighted PEP, kernels used and weight movement per variant and split."
     X, y = load_pep_set(name, quick)
     stack = FullStack(X)
@@ -286,8 +385,9 @@ def pep_ablation(name: str, n_splits: int = 5, lams=LAMBDAS, ts=TS, C=1.0, quick
                             "gap": r.gap})
     return {"name": name, "n_splits": n_splits, "rows": rows}
 
-
-def ablation_markdown(results: list) -> str:
+# %% ../nbs/31_pep_experiments.ipynb #6538758e
+def ablation_markdown(results: list,  # `pep_ablation` results, one per data set
+                      ) -> str:
     "One row per (set, variant): accuracy mean ± std, median selected grid value, weighted PEP, kernels, weights moved."
     out = []
     for res in results:
@@ -299,14 +399,7 @@ def ablation_markdown(results: list) -> str:
     return markdown_table(["set", "variant", "test accuracy (%)", "selected lambda / lambda_bar (median)",
                            "weighted PEP d'beta", "kernels used", "weights moved (L1)"], out)
 
-# %% ../nbs/31_pep_experiments.ipynb #f00dc211
-QUICK_SETS = ("breast_cancer", "digits-3v8")
-
-
-PAPER_PROTOCOL = dict(n_splits=30, lams=LAMBDAS, ts=TS)   # the paper's: 30 splits, 11 lambdas, 4 t's
-FULL_PROTOCOL = dict(n_splits=10, lams=LAMBDAS, ts=TS)    # what `mklbook reproduce pep` runs (see "The full run")
-
-
+# %% ../nbs/31_pep_experiments.ipynb #f8f06bc5
 def _protocol_header(kw: dict, quick: bool) -> str:
     "The first line of table1.md: the protocol actually run, and what was reduced against the paper's."
     lam = ", ".join(f"2^{int(np.log2(v))}" for v in kw["lams"])
@@ -327,11 +420,26 @@ def _protocol_header(kw: dict, quick: bool) -> str:
             f"t in {{{ts}}} by 3-fold CV on the training half\n\n**Reduced against the paper:** {what}. IFKL runs at the "
             "(lambda, t) FKL's inner CV selected.\n\n")
 
+# %% ../nbs/31_pep_experiments.ipynb #f00dc211
+QUICK_SETS = ("breast_cancer", "digits-3v8")
+
+
+PAPER_PROTOCOL = dict(n_splits=30, lams=LAMBDAS, ts=TS)   # the paper's: 30 splits, 11 lambdas, 4 t's
+FULL_PROTOCOL = dict(n_splits=10, lams=LAMBDAS, ts=TS)    # what `mklbook reproduce pep` runs (see "The full run")
+
 
 @reproduction("pep", "paper 001 (PEP): Table 1 with FKL, IFKL, CABMKL, L1-MKL, uniform; 50/50 splits", order=30)
-def reproduce_pep(out: Path, quick: bool = True, n_jobs=None, progress: bool = True, n_splits: int | None = None,
-                  names=None, protocol: dict | None = None) -> list:
-    "Write Table 1 (book beside paper) and the cost table to `out/pep/`; full runs use `FULL_PROTOCOL` unless given one."
+def reproduce_pep(out: Path,                     # output directory; the files go to `out/pep/`
+                  quick: bool = True,            # embedded data, 200 points, a coarse grid (a smoke test)
+                  n_jobs=None,                   # unused (every reproduction takes it; this one runs serially)
+                  progress: bool = True,         # progress bars
+                  n_splits: int | None = None,   # override the number of splits (quick: 3)
+                  names=None,                    # data sets (default: `QUICK_SETS`, or every Table 1 set)
+                  protocol: dict | None = None,  # full runs: dict(n_splits, lams, ts); default `FULL_PROTOCOL`
+                  ) -> list:                     # [table1(.|_quick).md, table1(.|_quick).json]
+    """Write Table 1 (book beside paper) and the cost table to `out/pep/`; full runs use `FULL_PROTOCOL` unless given one.
+
+    Reference: liu2017ifkl, Experiments, Table 1."""
     out = Path(out) / "pep"
     out.mkdir(parents=True, exist_ok=True)
     if quick:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import time
 import warnings
@@ -24,17 +25,17 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'progress_bar',
-           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json',
-           'save_figure', 'reproduction', 'reproduce_protocol']
+           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'BookDocRenderer',
+           'comparison_table', 'save_json', 'load_results', 'save_figure', 'reproduction', 'reproduce_protocol']
 
 # %% ../nbs/03_protocol.ipynb #aeea9f81
 class Split(NamedTuple):
     "Index arrays of one round of a protocol; `val is None` means: select on inner CV folds of `train`."
-    train: np.ndarray
-    val: np.ndarray | None
-    test: np.ndarray
+    train: np.ndarray         # sorted indices of the training part
+    val: np.ndarray | None    # sorted indices of the validation part (None: inner CV on `train`)
+    test: np.ndarray          # sorted indices of the test part
 
-
+# %% ../nbs/03_protocol.ipynb #0cdf07dd
 def _is_classification(y) -> bool:
     y = np.asarray(y)
     return y.dtype.kind in "biuOUS" or np.unique(y).size <= max(2, min(20, y.size // 5))
@@ -48,13 +49,23 @@ def _check_n_splits(n, n_splits, name):
 
 
 class RotatingFolds:
-    """Papers 004 and 000: `n_folds` folds; round i tests on fold i, validates on fold i+1 (mod n_folds),
-    trains on the rest."""
+    r"""Papers 004 and 000: `n_folds` rotating folds; each round tests on one fold and validates on the next.
 
-    def __init__(self, n_folds: int = 5, random_state=0, stratify: bool | None = None):
+    With folds $F_0,\dots,F_{k-1}$, round $i$ tests on $F_i$, validates on $F_{(i+1)\bmod k}$ and trains on the other
+    $k-2$ folds.
+
+    Reference: cortes2012alignment, Sec. 5; cortes2015vkr, Sec. 7; cortes2013m3k, Sec. 6.1."""
+
+    def __init__(self,
+                 n_folds: int = 5,              # number of folds k (and of rounds), >= 2
+                 random_state=0,                # seed of the shuffle
+                 stratify: bool | None = None,  # stratified folds (None: for classification targets only)
+                 ):
         self.n_folds, self.random_state, self.stratify = n_folds, random_state, stratify
 
-    def folds(self, y) -> list[np.ndarray]:
+    def folds(self,
+              y,  # (m,) labels or targets
+              ) -> list[np.ndarray]:
         "The `n_folds` disjoint test folds (shuffled, stratified for classification)."
         y = np.asarray(y)
         _check_n_splits(len(y), self.n_folds, "n_folds")
@@ -64,7 +75,11 @@ class RotatingFolds:
         cv = (StratifiedKFold if strat else KFold)(self.n_folds, shuffle=True, random_state=self.random_state)
         return [test for _, test in cv.split(np.zeros((len(y), 1)), y if strat else None)]
 
-    def splits(self, X, y) -> list[Split]:
+    def splits(self,
+               X,  # (m, d) data (unused: the folds depend on `y` only)
+               y,  # (m,) labels or targets
+               ) -> list[Split]:
+        "The `n_folds` rounds as `Split(train, val, test)`."
         folds = self.folds(y)
         k = self.n_folds
         out = []
@@ -77,17 +92,31 @@ class RotatingFolds:
     def __repr__(self):
         return f"RotatingFolds(n_folds={self.n_folds}, random_state={self.random_state})"
 
-
+# %% ../nbs/03_protocol.ipynb #2e7fbb63
 class RandomSplits:
-    """Papers 001 and 002: `n_splits` random train/test splits (`test_size` of the data to test); model selection
-    by `inner_cv`-fold cross-validation on the training part (or on a held-out `val_size` fraction of it)."""
+    """Papers 001 and 002: `n_splits` random train/test splits, with model selection on the training part.
 
-    def __init__(self, n_splits: int = 30, test_size: float = 0.5, inner_cv: int = 3, val_size: float | None = None,
-                 random_state=0, stratify: bool | None = None):
+    `test_size` of the data goes to test; selection is by `inner_cv`-fold cross-validation on the training part (or on
+    a held-out `val_size` fraction of it).
+
+    Reference: liu2017ifkl, Experiments (30 splits, half to test, 3-fold CV); cortes2013m3k, Sec. 6.2 (10 splits)."""
+
+    def __init__(self,
+                 n_splits: int = 30,             # number of random splits
+                 test_size: float = 0.5,         # fraction of the data in each test part, in (0, 1)
+                 inner_cv: int = 3,              # folds of the inner cross-validation on the training part
+                 val_size: float | None = None,  # fraction of the training part held out for validation (None: inner CV)
+                 random_state=0,                 # seed of the splits
+                 stratify: bool | None = None,   # stratified splits (None: for classification targets only)
+                 ):
         self.n_splits, self.test_size, self.inner_cv = n_splits, test_size, inner_cv
         self.val_size, self.random_state, self.stratify = val_size, random_state, stratify
 
-    def splits(self, X, y) -> list[Split]:
+    def splits(self,
+               X,  # (m, d) data (unused: the splits depend on `y` only)
+               y,  # (m,) labels or targets
+               ) -> list[Split]:
+        "The `n_splits` rounds as `Split(train, val, test)` (`val` is None unless `val_size` is given)."
         y = np.asarray(y)
         if not 0 < self.test_size < 1:
             raise ValueError(f"test_size must be a fraction in (0, 1); got {self.test_size!r}.")
@@ -107,7 +136,10 @@ class RandomSplits:
             out.append(Split(np.sort(train), val, np.sort(test)))
         return out
 
-    def inner_folds(self, y_train, seed) -> list[tuple[np.ndarray, np.ndarray]]:
+    def inner_folds(self,
+                    y_train,  # (n,) labels or targets of the training part
+                    seed,     # seed of the shuffle (`evaluate` passes the split's index)
+                    ) -> list[tuple[np.ndarray, np.ndarray]]:
         "Inner CV folds (positions within the training part) used for model selection when `val is None`."
         strat = _is_classification(y_train) if self.stratify is None else self.stratify
         if strat and np.unique(y_train, return_counts=True)[1].min() < self.inner_cv:
@@ -152,8 +184,8 @@ def _metric(metric):
 @dataclass
 class Evaluation:
     "Outcome of `evaluate`: per-split test losses of the selected settings, what was selected, and timings."
-    name: str
-    metric: str
+    name: str                             # label of the run (the estimator's class name by default)
+    metric: str                           # name of the loss
     test: np.ndarray                      # (n_splits,) test loss of the selected setting
     params: list                          # selected setting per split
     val: np.ndarray                       # (n_splits, n_settings) validation loss of every setting
@@ -178,10 +210,12 @@ class Evaluation:
 
     @property
     def mean(self) -> float:
+        "Mean test loss over the splits."
         return float(np.mean(self.test))
 
     @property
     def std(self) -> float:
+        "Standard deviation of the test losses over the splits (ddof=1; 0 for one split)."
         return float(np.std(self.test, ddof=1)) if len(self.test) > 1 else 0.0
 
     def __repr__(self):
@@ -189,12 +223,13 @@ class Evaluation:
                 f"splits, mean fit {np.mean(self.fit_time):.2f} s)")
 
     def to_dict(self) -> dict:
+        "A JSON-ready dict: test losses, mean, std, selected settings, fit times, extras (not the validation losses)."
         return {"name": self.name, "metric": self.metric, "test": self.test.tolist(), "mean": self.mean,
                 "std": self.std, "params": [{k: _jsonable(v) for k, v in p.items()} for p in self.params],
                 "fit_time": self.fit_time.tolist(), "extra": {k: np.asarray(v).tolist() for k, v in self.extra.items()},
                 **({} if self.unconverged is None else {"unconverged": np.asarray(self.unconverged).tolist()})}
 
-
+# %% ../nbs/03_protocol.ipynb #8199f932
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer)):
         return v.item()
@@ -227,12 +262,57 @@ def _n_args(f) -> int:
     except (TypeError, ValueError):
         return 1
 
+# %% ../nbs/03_protocol.ipynb #99d64395
+def _selection_tasks(protocol, y, splits, n_grid):
+    "`(inner folds per split, tasks)`: a task `(split, setting, 'inner' | 'val', fold)` per fit the selection needs."
+    inner, tasks = {}, []
+    for s, sp in enumerate(splits):
+        if sp.val is None:
+            inner[s] = protocol.inner_folds(y[sp.train], seed=s)
+            tasks += [(s, g, "inner", f) for g in range(n_grid) for f in range(len(inner[s]))]
+        else:
+            tasks += [(s, g, "val", None) for g in range(n_grid)]
+    return inner, tasks
 
-def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", select: str = "per_split",
-             extra: dict | None = None, n_jobs: int | None = None, progress: bool = True, name: str | None = None):
-    """Run `estimator` through `protocol`, selecting hyper-parameters in `param_grid` on validation data.
 
-    Returns an `Evaluation` with the test loss of the selected setting on every split."""
+def _collect(tasks, results, shape):
+    "Mean validation loss `(splits, settings)`, unconverged fits, test results of 'val' tasks, other warnings."
+    val, count, unconverged = np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=int)
+    test_of, other_warnings = {}, {}
+    for (s, g, kind, f), (losses, fit_time, extras, n_conv, others) in zip(tasks, results):
+        other_warnings.update(dict.fromkeys(others))
+        val[s, g] += losses[0]
+        count[s, g] += 1
+        unconverged[s, g] += n_conv
+        if kind == "val":
+            test_of[s, g] = (losses[1], fit_time, extras)
+    return val / count, unconverged, test_of, other_warnings
+
+
+def _warn_unconverged(ev, label, n_fits):
+    "One summary warning for the fits that issued a ConvergenceWarning (their count at the selected settings too)."
+    if ev.unconverged.any():
+        warnings.warn(ConvergenceWarning(
+            f"{label}: {int(ev.unconverged.sum())} of {n_fits} fits issued a ConvergenceWarning "
+            f"({ev.unconverged_selected} of them at the selected settings); `Evaluation.unconverged` says which. "
+            "Raise the estimator's iteration limit or tolerance if the selected settings are affected."), stacklevel=3)
+
+
+# %% ../nbs/03_protocol.ipynb #ce8a6a0a
+def evaluate(estimator,                  # a scikit-learn estimator (cloned for every fit)
+             X,                          # (m, d) data (array or sparse matrix)
+             y,                          # (m,) labels or targets
+             protocol=None,              # `RotatingFolds`, `RandomSplits` or any splitter alike (default: 5 rotating folds)
+             param_grid=None,            # {parameter: values} searched on the validation data (None: the defaults only)
+             metric="error",             # a name in `METRICS` or a loss `f(y_true, y_pred)` (lower is better)
+             select: str = "per_split",  # "per_split": a setting per split; "pooled": one from the mean validation loss
+             extra: dict | None = None,  # {name: f(est) or f(est, X_test, y_test)} recorded on the selected fits
+             n_jobs: int | None = None,  # joblib workers (None: serial; any joblib backend)
+             progress: bool = True,      # show progress bars
+             name: str | None = None):   # label of the run (default: the estimator's class name)
+    r"""Run `estimator` through `protocol`: an `Evaluation` of the test loss, per split, of the setting chosen on validation.
+    Selection: $\hat g_s=\arg\min_g V_{sg}$ over the validation losses $V$ (`select="pooled"`: $\arg\min_g\sum_sV_{sg}$).
+    Reference: cortes2012alignment, Sec. 5; cortes2015vkr, Sec. 7 (pooled); liu2017ifkl, Experiments (inner CV)."""
     X = np.asarray(X) if not hasattr(X, "tocsr") else X.tocsr()
     y = np.asarray(y)
     if X.shape[0] != y.shape[0]:
@@ -241,20 +321,9 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
         raise ValueError(f"select must be 'per_split' or 'pooled'; got {select!r}.")
     protocol = RotatingFolds() if protocol is None else protocol
     metric_fn, lower = _metric(metric)
-    sign = 1.0 if lower else -1.0
     grid = list(ParameterGrid(param_grid or {}))
     splits = protocol.splits(X, y)
-    inner = {}
-    tasks = []            # (split, setting, kind, fold)
-    for s, sp in enumerate(splits):
-        if sp.val is None:
-            inner[s] = protocol.inner_folds(y[sp.train], seed=s)
-            for g in range(len(grid)):
-                for f, (tr, va) in enumerate(inner[s]):
-                    tasks.append((s, g, "inner", f))
-        else:
-            for g in range(len(grid)):
-                tasks.append((s, g, "val", None))
+    inner, tasks = _selection_tasks(protocol, y, splits, len(grid))
 
     def job(task):
         s, g, kind, f = task
@@ -265,34 +334,19 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
         return _fit_and_score(estimator, grid[g], X, y, sp.train, [sp.val, sp.test], metric_fn, extra)
 
     label = name or type(estimator).__name__
-    results = _run(job, tasks, n_jobs, progress, f"{label}: selection")
-    val = np.zeros((len(splits), len(grid)))
-    count = np.zeros_like(val)
-    unconverged = np.zeros(val.shape, dtype=int)
-    test_of, other_warnings = {}, {}
-    for task, (losses, fit_time, extras, n_conv, others) in zip(tasks, results):
-        other_warnings.update(dict.fromkeys(others))
-        s, g, kind, f = task
-        val[s, g] += losses[0]
-        count[s, g] += 1
-        unconverged[s, g] += n_conv
-        if kind == "val":
-            test_of[s, g] = (losses[1], fit_time, extras)
-    val /= count
-    if select == "pooled":
-        best = np.full(len(splits), int(np.argmin(sign * val.mean(axis=0))))
-    else:
-        best = np.argmin(sign * val, axis=1)
+    val, unconverged, test_of, other_warnings = _collect(tasks, _run(job, tasks, n_jobs, progress, f"{label}: selection"),
+                                                         (len(splits), len(grid)))
+    sign = 1.0 if lower else -1.0
+    best = (np.full(len(splits), int(np.argmin(sign * val.mean(axis=0)))) if select == "pooled"
+            else np.argmin(sign * val, axis=1))
     refit = [(s, int(best[s])) for s in range(len(splits)) if (s, int(best[s])) not in test_of]
-    if refit:
-        def refit_job(task):
-            s, g = task
-            return _fit_and_score(estimator, grid[g], X, y, splits[s].train, [splits[s].test], metric_fn, extra)
-        for (s, g), (losses, fit_time, extras, n_conv, others) in zip(refit, _run(refit_job, refit, n_jobs, progress,
-                                                                                  f"{label}: refit")):
-            test_of[s, g] = (losses[0], fit_time, extras)
-            unconverged[s, g] += n_conv
-            other_warnings.update(dict.fromkeys(others))
+    refit_job = lambda task: _fit_and_score(estimator, grid[task[1]], X, y, splits[task[0]].train,
+                                            [splits[task[0]].test], metric_fn, extra)
+    for (s, g), (losses, fit_time, extras, n_conv, others) in zip(refit, _run(refit_job, refit, n_jobs, progress,
+                                                                              f"{label}: refit")):
+        test_of[s, g] = (losses[0], fit_time, extras)
+        unconverged[s, g] += n_conv
+        other_warnings.update(dict.fromkeys(others))
     for msg, cat, filename, lineno in other_warnings:          # the fits' other warnings, each distinct one once
         warnings.warn_explicit(msg, cat, filename, lineno)
     chosen = [test_of[s, int(best[s])] for s in range(len(splits))]
@@ -302,17 +356,17 @@ def evaluate(estimator, X, y, protocol=None, param_grid=None, metric="error", se
         test=np.array([c[0] for c in chosen]), params=[grid[int(b)] for b in best], val=val, grid=grid,
         fit_time=np.array([c[1] for c in chosen]), extra={k: np.array([c[2][k] for c in chosen]) for k in extra_names},
         unconverged=unconverged)
-    if unconverged.any():
-        warnings.warn(ConvergenceWarning(
-            f"{label}: {int(unconverged.sum())} of {len(tasks) + len(refit)} fits issued a ConvergenceWarning "
-            f"({ev.unconverged_selected} of them at the selected settings); `Evaluation.unconverged` says which. "
-            "Raise the estimator's iteration limit or tolerance if the selected settings are affected."), stacklevel=2)
+    _warn_unconverged(ev, label, len(tasks) + len(refit))
     return ev
 
 
+# %% ../nbs/03_protocol.ipynb #8c51383a
 def _bars_render() -> bool:
     """Whether a progress bar can render here: in a terminal, or in a Jupyter kernel that has `ipywidgets`. Elsewhere
-    (a log file, CI, a notebook executed for the book) a bar is carriage-return noise or tqdm's "IProgress not found"."""
+    (a log file, CI, a notebook executed for the book) a bar is carriage-return noise or tqdm's "IProgress not found".
+    `MKLBOOK_PROGRESS=0` in the environment switches every bar off (the book's notebooks are executed so)."""
+    if os.environ.get("MKLBOOK_PROGRESS", "").strip().lower() in ("0", "false", "no", "off"):
+        return False
     try:
         from IPython import get_ipython
         shell = get_ipython()
@@ -327,7 +381,12 @@ def _bars_render() -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
-def progress_bar(iterable=None, total=None, desc=None, enable: bool = True, leave: bool = False):
+def progress_bar(iterable=None,        # what to iterate over (None: a bar updated by hand)
+                 total=None,           # number of items, when `iterable` has no length
+                 desc=None,            # label shown before the bar
+                 enable: bool = True,  # False: never show a bar
+                 leave: bool = False,  # keep the finished bar on screen
+                 ):
     "`tqdm.auto.tqdm`, switched off unless `enable` and the output can render it (see `_bars_render`)."
     return tqdm(iterable, total=total, desc=desc, disable=not (enable and _bars_render()), leave=leave)
 
@@ -343,10 +402,18 @@ def _run(job, tasks, n_jobs, progress, desc):
     return list(progress_bar(it, total=len(tasks), desc=desc, enable=progress))
 
 # %% ../nbs/03_protocol.ipynb #8921e974
-def paired_ttest(a, b, alternative: str = "less", alpha: float = 0.05):
-    """Paired t-test of the losses `a` against `b` on the same splits; `alternative="less"`: mean(a) < mean(b).
+def paired_ttest(a,                          # (n,) losses of the first method, one per split
+                 b,                          # (n,) losses of the second method on the same splits
+                 alternative: str = "less",  # "less": H1 mean(a) < mean(b); "greater"; or "two-sided"
+                 alpha: float = 0.05,        # significance level
+                 ):
+    r"""Paired t-test of the losses `a` against `b` on the same splits; `alternative="less"`: mean(a) < mean(b).
 
-    Returns `(t, p_value, significant)`."""
+    $$t=\frac{\bar d}{s_d/\sqrt n},\quad d_s=a_s-b_s,\qquad t\sim t_{n-1}\ \text{under }H_0 .$$
+
+    Returns `(t, p_value, significant)`; identical losses give `(0, 1, False)`.
+
+    Reference: cortes2012alignment, App. C; liu2017ifkl, Experiments."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise ValueError(f"paired_ttest needs two 1-D arrays of the same length >= 2 (one loss per split); got "
@@ -364,13 +431,21 @@ def paired_ttest(a, b, alternative: str = "less", alpha: float = 0.05):
     res = stats.ttest_rel(a, b, alternative=alternative)
     return float(res.statistic), float(res.pvalue), bool(res.pvalue < alpha)
 
+# %% ../nbs/03_protocol.ipynb #00f619bd
+def corrected_ttest(a,                          # (J,) losses of the first method, one per round
+                    b,                          # (J,) losses of the second method on the same rounds
+                    test_train_ratio: float,    # n_test / n_train of one round (1/3 for 5 rotated folds)
+                    alternative: str = "less",  # "less": H1 mean(a) < mean(b); "greater"; or "two-sided"
+                    alpha: float = 0.05,        # significance level
+                    ):
+    r"""Nadeau and Bengio's corrected resampled t-test, for rounds whose training sets overlap:
 
-def corrected_ttest(a, b,                    # (J,) losses of two methods on the same J rounds
-                    test_train_ratio: float,  # n_test / n_train of one round (1/3 for 5 rotated folds)
-                    alternative: str = "less", alpha: float = 0.05):
-    """Nadeau and Bengio's corrected resampled t-test: `t = mean(d) / sqrt((1/J + n_test/n_train) s_d^2)`, J - 1 dof.
+    $$t=\frac{\bar d}{\sqrt{\big(\frac1J+\frac{n_{\text{test}}}{n_{\text{train}}}\big)s_d^2}},\quad d_j=a_j-b_j,
+    \qquad J-1\text{ degrees of freedom}.$$
 
-    Returns `(t, p_value, significant)`; `test_train_ratio = 0` gives the plain paired t-test."""
+    Returns `(t, p_value, significant)`; `test_train_ratio = 0` gives the plain paired t-test.
+
+    Reference: nadeau2003."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise ValueError(f"corrected_ttest needs two 1-D arrays of the same length >= 2; got {a.shape} and {b.shape}.")
@@ -388,10 +463,17 @@ def corrected_ttest(a, b,                    # (J,) losses of two methods on the
     p = {"less": dist.cdf(t), "greater": dist.sf(t), "two-sided": 2 * dist.sf(abs(t))}[alternative]
     return float(t), float(p), bool(p < alpha)
 
+# %% ../nbs/03_protocol.ipynb #05d4d664
+def significance_matrix(losses: dict,        # {method: (n,) losses}, all on the same splits
+                        alpha: float = 0.1,  # level of each one-sided test
+                        ) -> tuple[list, np.ndarray]:  # (method names, S) with S[row, col] in {0, 1}
+    r"""Paper 004's Tables 4-5: which method has a significantly smaller mean loss than which (paired one-sided t-tests).
 
-def significance_matrix(losses: dict, alpha: float = 0.1) -> tuple[list, np.ndarray]:
-    """Paper 004's Tables 4-5: entry [row, col] is 1 when the method in column `col` has a significantly smaller
-    mean loss than the method in row `row` (paired one-sided t-test at level `alpha`)."""
+    $$S_{rc}=\mathbb 1\big[p_{rc}<\alpha\big],\qquad p_{rc}:\ \text{p-value of the paired one-sided test of }H_1:\ \bar\ell_c<\bar\ell_r,$$
+
+    i.e. entry [row, col] is 1 when the method in column `col` beats the method in row `row` at level `alpha`.
+
+    Reference: cortes2012alignment, App. C."""
     names = list(losses)
     S = np.zeros((len(names), len(names)), dtype=int)
     for r, c in itertools.permutations(range(len(names)), 2):
@@ -399,7 +481,10 @@ def significance_matrix(losses: dict, alpha: float = 0.1) -> tuple[list, np.ndar
     return names, S
 
 # %% ../nbs/03_protocol.ipynb #0b39b66a
-def markdown_table(header: list, rows: list, align: str | None = None) -> str:
+def markdown_table(header: list,              # column titles
+                   rows: list,                # rows, each a list of cells (written with `str`)
+                   align: str | None = None,  # 'l'/'r' per column (default: the first left, the others right)
+                   ) -> str:                  # the table, one line per row
     "A GitHub-flavoured Markdown table; `align` is a string of 'l'/'r' per column."
     align = align or "l" + "r" * (len(header) - 1)
     if len(align) != len(header) or any(len(r) != len(header) for r in rows):
@@ -409,13 +494,32 @@ def markdown_table(header: list, rows: list, align: str | None = None) -> str:
     lines += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
     return "\n".join(lines)
 
+# %% ../nbs/03_protocol.ipynb #abcbfbd3
+from nbdev.showdoc import BasicMarkdownRenderer
 
+
+class BookDocRenderer(BasicMarkdownRenderer):
+    r"""`show_doc`'s renderer for the book (`renderer` in `settings.ini`): nbdev's Markdown without the Quarto-only link
+    attributes (`[source](url){target="_blank" ...}`), which JupyterLab, GitHub and nbconvert would show as raw text, and
+    without a `#LNone` anchor when nbdev does not know the line."""
+    def _repr_markdown_(self):
+        import re
+        md = re.sub(r'\]\(([^)]*)\)\{target="_blank"[^}]*\}', r"](\1)", super()._repr_markdown_())
+        return md.replace("#LNone)", ")")              # no line anchor when the line is unknown
+
+
+# %% ../nbs/03_protocol.ipynb #93514b41
 def _fmt(v: float, digits: int) -> str:
     return f"{v:.0f}" if abs(v) >= 100 else f"{v:.{digits}f}"
 
 
-def comparison_table(results: dict, paper: dict | None = None, baseline: str | None = None, alpha: float = 0.05,
-                     digits: int = 2, extra: tuple = ()) -> str:
+def comparison_table(results: dict,                 # {dataset: {method: Evaluation}}
+                     paper: dict | None = None,     # the paper's entries {dataset: {method: "text"}}: a "paper" column
+                     baseline: str | None = None,   # method the others are tested against
+                     alpha: float = 0.05,           # level of the paired one-sided t-test against `baseline`
+                     digits: int = 2,               # decimals of the means and standard deviations
+                     extra: tuple = (),             # names of `Evaluation.extra` entries shown as columns (their means)
+                     ) -> str:                      # the Markdown table
     """Markdown table of `{dataset: {method: Evaluation}}` with the paper's numbers beside the book's.
 
     Bold: best mean on the dataset. `*`: significantly better than `baseline` (paired one-sided t-test, `alpha`)."""
@@ -443,7 +547,9 @@ def comparison_table(results: dict, paper: dict | None = None, baseline: str | N
     return markdown_table(header, rows, "ll" + "r" * (len(header) - 2))
 
 # %% ../nbs/03_protocol.ipynb #1d3b27c2
-def save_json(obj, path) -> Path:
+def save_json(obj,   # Evaluations, arrays and plain data (anything else is written as its repr)
+              path,  # file to write (its folder is created)
+              ) -> Path:  # `path`
     "Write `obj` (Evaluations, arrays and plain data) as indented JSON, creating the folder."
     def default(o):
         if isinstance(o, Evaluation):
@@ -458,8 +564,42 @@ def save_json(obj, path) -> Path:
     path.write_text(json.dumps(obj, indent=1, default=default))
     return path
 
+# %% ../nbs/03_protocol.ipynb #5adc681c
+def _from_json(o):
+    "Inverse of `save_json`'s encoding: `Evaluation` dicts back to `Evaluation`s, lists of numbers to arrays."
+    if isinstance(o, dict):
+        if {"name", "metric", "test", "params", "fit_time"} <= o.keys():
+            params = o["params"]
+            return Evaluation(o["name"], o["metric"], np.asarray(o["test"], float), params,
+                              np.full((len(params), 0), np.nan), list(params), np.asarray(o["fit_time"], float),
+                              {k: np.asarray(v) for k, v in o.get("extra", {}).items()},
+                              None if "unconverged" not in o else np.asarray(o["unconverged"], bool))
+        return {k: _from_json(v) for k, v in o.items()}
+    if isinstance(o, list):
+        if o and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in o):
+            return np.asarray(o, float)
+        return [_from_json(v) for v in o]
+    return o
 
-def save_figure(fig, path, dpi: int = 90) -> Path:
+
+def load_results(path,  # a JSON file written by `save_json`
+                 ) -> dict:
+    """Read a results file written by `save_json`: `Evaluation`s come back as `Evaluation`s (test losses, selected
+    settings, fit times and extras; the validation losses are not stored), lists of numbers as float arrays.
+
+    The experiment chapters render the committed full-size runs with it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no results file {path.name!r} in {path.parent.name!r}: run the chapter's "
+                                f"reproduction (`mklbook reproduce <part> --out <folder>`) to write it.")
+    return _from_json(json.loads(path.read_text()))
+
+
+# %% ../nbs/03_protocol.ipynb #d5391478
+def save_figure(fig,            # a matplotlib figure (closed afterwards)
+                path,           # .png file to write (its folder is created)
+                dpi: int = 90,  # resolution in dots per inch
+                ) -> Path:      # `path`
     "Save a matplotlib figure as a compact PNG, creating the folder, and close it."
     import matplotlib.pyplot as plt
     path = Path(path)
@@ -474,7 +614,10 @@ def save_figure(fig, path, dpi: int = 90) -> Path:
 REPRODUCTIONS: dict[str, dict] = {}
 
 
-def reproduction(name: str, description: str, order: int = 50):
+def reproduction(name: str,         # NAME in `mklbook reproduce NAME`
+                 description: str,  # one line shown in the list of reproductions
+                 order: int = 50,   # position in that list and in `mklbook reproduce all` (smaller first)
+                 ):
     "Decorator registering `f(out: Path, quick: bool, n_jobs: int | None) -> list[Path]` as `mklbook reproduce NAME`."
     def register(f):
         REPRODUCTIONS[name] = {"func": f, "description": description, "order": order, "module": f.__module__}
@@ -483,7 +626,15 @@ def reproduction(name: str, description: str, order: int = 50):
 
 # %% ../nbs/03_protocol.ipynb #2a3c9dce
 @reproduction("protocol", "single-kernel Gaussian SVM tuned on the validation fold (baseline of every table)", order=0)
-def reproduce_protocol(out: Path, quick: bool = True, n_jobs: int | None = None, progress: bool = True) -> list:
+def reproduce_protocol(out: Path,                  # output folder (the files go to `out/protocol/`)
+                       quick: bool = True,         # scikit-learn's embedded sets and a small grid, instead of the benchmarks
+                       n_jobs: int | None = None,  # joblib workers of `evaluate`
+                       progress: bool = True,      # show progress bars
+                       ) -> list:                  # the files written: svm_baseline.md and svm_baseline.json
+    """Reproduction `protocol`: the single-kernel Gaussian SVM baseline, tuned with 5 rotating folds.
+
+    C (and, at full size, gamma) is selected on each round's validation fold; writes `svm_baseline.md` (the table)
+    and `svm_baseline.json` (the `Evaluation`s)."""
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC

@@ -18,7 +18,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, SVR
 
 from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int, check_multiclass_labels, check_positive,
-                      check_psd, check_stack)
+                      check_psd, check_stack, psd_violation)
 
 # %% auto #0
 __all__ = ['SolverError', 'SolverResult', 'apply_certificate', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual',
@@ -30,7 +30,7 @@ __all__ = ['SolverError', 'SolverResult', 'apply_certificate', 'KernelExpansionR
 class SolverError(RuntimeError):
     "Raised by `SolverResult.check` when a result's certificate does not meet the tolerance."
 
-
+# %% ../nbs/01_solvers.ipynb #9c1e4f2a
 _FAILED = ("infeasible", "unbounded", "error")
 
 
@@ -41,10 +41,15 @@ def _fmt(v) -> str:
         return f"{float(v):.6g}"
     return repr(v)
 
-
+# %% ../nbs/01_solvers.ipynb #f0b09cd4
 @dataclass(repr=False, eq=False)
 class SolverResult:
-    "A solver's answer and its optimality certificate: `status == 'optimal'` exactly when `gap <= tol`."
+    r"""A solver's answer and its optimality certificate: `status == 'optimal'` exactly when `gap <= tol`.
+
+    $$\mathrm{gap}=\frac{P-D}{\max(1,\lvert P\rvert)},\qquad P-P^\star\le P-D,\quad D^\star-D\le P-D,$$
+
+    for a primal value $P$ and a dual value $D$ at the returned variables (weak duality), or a relative KKT residual
+    where no natural primal exists. Subclasses add each solver's variables."""
     objective: float = np.nan  # optimal value (the dual value for the dual solvers)
     status: str = "unknown"    # 'optimal' | 'stationary point' | 'inaccurate' | 'max_iter' | 'infeasible' | 'unbounded' | 'error'
     gap: float = np.inf        # relative duality gap or KKT residual (>= 0) that certifies `objective`
@@ -59,8 +64,10 @@ class SolverResult:
         "Whether the certificate met the requested tolerance (a global optimum, or a KKT point of an accepted non-convex problem)."
         return self.status in ("optimal", "stationary point")
 
-    def check(self, tol: float | None = None):
-        "Return `self` if `gap <= tol` (default: the solve's `tol`) and a solution exists; else raise `SolverError`."
+    def check(self,
+              tol: float | None = None,  # tolerance for `gap` (default: the solve's own `tol`)
+              ):
+        "Return `self` if `gap <= tol` and a solution exists; else raise `SolverError`."
         tol = self.tol if tol is None else float(tol)
         if self.status in _FAILED or not (self.gap <= tol):
             raise SolverError(
@@ -69,7 +76,9 @@ class SolverResult:
                 "Raise max_iter, loosen tol, or check the problem data.".replace("  ", " "))
         return self
 
-    def warn_if_not_optimal(self, stacklevel: int = 2):
+    def warn_if_not_optimal(self,
+                            stacklevel: int = 2,  # frame the warning points at (2: the caller of this method)
+                            ):
         """Issue a `ConvergenceWarning` naming the status and gap unless the certificate met its tolerance; return `self`.
         (A "stationary point" was asked for with `psd='allow'`: it is not warned about.)"""
         if not self.converged:
@@ -87,15 +96,23 @@ class SolverResult:
             parts.append(f"message={self.message!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
-
+# %% ../nbs/01_solvers.ipynb #f5b0887c
 _STATIONARY = ("the kernel is indefinite (accepted with psd='allow'): the problem is not convex, and the certificate "
                "proves a KKT point, not a global optimum.")
 
 
-def apply_certificate(res: SolverResult, gap: float, tol: float, t0: float, warn: bool, fail_status: str = "inaccurate",
-                      indefinite: bool = False) -> SolverResult:
-    """Fill in the certificate and the status it implies ("stationary point" instead of "optimal" for an indefinite
-    problem accepted with `psd='allow'`); warn (at the caller of the solver) when the certificate misses `tol`."""
+def apply_certificate(res: SolverResult,   # the result to complete (modified in place)
+                      gap: float,          # the certificate: relative duality gap or KKT residual (non-finite: inf)
+                      tol: float,          # tolerance `gap` must meet for 'optimal'
+                      t0: float,           # `time.perf_counter()` at the start of the solve (gives `res.time`)
+                      warn: bool,          # issue a `ConvergenceWarning` at the solver's caller when `gap > tol`
+                      fail_status: str = "inaccurate",  # status when `gap > tol` (e.g. 'max_iter')
+                      indefinite: bool = False,  # the problem was accepted with `psd='allow'`: a KKT point at best
+                      ) -> SolverResult:   # `res`, with `gap`, `tol`, `status`, `message` and `time` set
+    """Fill in the certificate and the status it implies; warn (at the solver's caller) when it misses `tol`.
+
+    The status becomes "optimal" when `gap <= tol` ("stationary point" for an indefinite problem accepted with
+    `psd='allow'`), else `fail_status`; a failed status ('infeasible', 'unbounded', 'error') is kept."""
     res.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
     res.tol = float(tol)
     if res.status not in _FAILED:
@@ -167,37 +184,52 @@ def _check_targets(y, m: int, name: str = "y") -> np.ndarray:
 # %% ../nbs/01_solvers.ipynb #70dceacb
 @dataclass(repr=False, eq=False)
 class KernelExpansionResult(SolverResult):
-    "A result whose decision function is the kernel expansion `f(x) = sum_j coef_j K(x, x_j) + bias`."
-    coef: np.ndarray | None = None  # (m,) expansion coefficients
-    bias: float = 0.0
+    r"""A result whose decision function is a kernel expansion over the $m$ training points:
 
-    def decision_function(self, K_test) -> np.ndarray:
+    $$f(x)=\sum_{j=1}^m c_j\,K(x,x_j)+b,\qquad\text{i.e. } \mathbf f=\mathbf K_{\text{test}}\mathbf c+b\mathbf 1 .$$"""
+    coef: np.ndarray | None = None  # (m,) expansion coefficients
+    bias: float = 0.0               # offset b
+
+    def decision_function(self,
+                          K_test,  # (n, m) test kernel against the training points
+                          ) -> np.ndarray:  # (n,) decision values
         "Decision values `K_test @ coef + bias` for a test kernel `(n, m)` against the training points."
         if self.coef is None:
             raise SolverError(f"no solution to evaluate (status {self.status!r}).")
         return _check_test_kernel(K_test, self.coef.shape[0]) @ self.coef + self.bias
 
-
+# %% ../nbs/01_solvers.ipynb #345fce36
 @dataclass(repr=False, eq=False)
 class SVMResult(KernelExpansionResult):
-    "Binary SVM: dual variables `alpha` in [0, C], `coef = alpha * y`, the primal value and the support."
+    r"""Binary SVM solution (`svm_dual`): dual variables, expansion coefficients, primal value and support.
+
+    $\alpha_i\ge0$ ($\le C_i$ for the hinge loss), `coef` $\mathbf c=\boldsymbol\alpha\odot\mathbf y$, $f=\mathbf K\mathbf c+b$.
+
+    Reference: chang2011libsvm, Sec. 2.1."""
     alpha: np.ndarray | None = None    # (m,) dual variables
     primal: float = np.nan             # primal value at (coef, bias)
     support: np.ndarray | None = None  # indices with alpha > 0
-    loss: str = "hinge"
+    loss: str = "hinge"                # "hinge" (L1-SVM) or "squared_hinge" (L2-SVM)
     classes: np.ndarray | None = None  # original labels; classes[1] is the +1 class
 
-    def predict(self, K_test) -> np.ndarray:
+    def predict(self,
+                K_test,  # (n, m) test kernel against the training points
+                ) -> np.ndarray:  # (n,) labels, values of `classes`
         "Labels `classes[f > 0]` for a test kernel `(n, m)`."
         return self.classes[(self.decision_function(K_test) > 0).astype(int)]
 
-
+# %% ../nbs/01_solvers.ipynb #421f87e5
 @dataclass(repr=False, eq=False)
 class SVRResult(KernelExpansionResult):
-    "epsilon-SVR: `coef = beta = alpha - alpha*` with `|beta_i| <= C`, the primal value and the support."
-    primal: float = np.nan
-    support: np.ndarray | None = None
-    epsilon: float = 0.1
+    r"""$\epsilon$-SVR solution (`svr_dual`): expansion coefficients, primal value and support.
+
+    `coef` $\boldsymbol\beta=\boldsymbol\alpha-\boldsymbol\alpha^*$ with $\lvert\beta_i\rvert\le C_i$,
+    $\mathbf 1^\top\boldsymbol\beta=0$, and $f=\mathbf K\boldsymbol\beta+b$.
+
+    Reference: chang2011libsvm, Sec. 2.4."""
+    primal: float = np.nan             # primal value at (coef, bias)
+    support: np.ndarray | None = None  # indices with beta != 0
+    epsilon: float = 0.1               # half-width of the insensitive tube
 
 # %% ../nbs/01_solvers.ipynb #5f4ed8b0
 def _best_offset(a, wa, c, wc, b0: float) -> float:
@@ -249,7 +281,7 @@ def _svm_certificate(K, y, coef, bias, Cv, loss):
         primal = 0.5 * quad + hbest
     return float(primal), float(dual), float(bias), quad
 
-
+# %% ../nbs/01_solvers.ipynb #ceac0cb1
 def _svr_certificate(K, y, beta, bias, Cv, eps):
     "(primal, dual, bias, beta^T K beta) of epsilon-SVR at `beta`, the bias re-optimised given `beta`."
     g = K @ beta
@@ -264,43 +296,64 @@ def _svr_certificate(K, y, beta, bias, Cv, eps):
 def _rel_gap(primal: float, dual: float) -> float:
     return (primal - dual) / max(1.0, abs(primal))
 
+# %% ../nbs/01_solvers.ipynb #2ffb2092
+def _face_solve(K, c, seg, slopes, F, N):
+    "The optimum on the face: `[K_FF 1; 1^T 0] [c_F; b] = [s_F - K_FN c_N; -1^T c_N]` (least squares if singular)."
+    A = np.empty((F.size + 1, F.size + 1))
+    A[:-1, :-1] = K[np.ix_(F, F)]
+    A[:-1, -1] = A[-1, :-1] = 1.0
+    A[-1, -1] = 0.0
+    rhs = np.append(slopes[F, seg[F]] - K[np.ix_(F, N)] @ c[N], -c[N].sum())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)
+            sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
+    except (np.linalg.LinAlgError, sla.LinAlgWarning):
+        sol = sla.lstsq(A, rhs, check_finite=False)[0]
+    return sol[:-1], float(sol[-1])
+
+
+def _free_wrong_signed(f, c, seg, bps, slopes) -> bool:
+    """Free the fixed variables whose multiplier has the wrong sign (moving off their breakpoint gains); `False` when
+    none does (KKT holds)."""
+    N = np.flatnonzero(seg < 0)
+    if N.size == 0:
+        return False
+    k = np.argmin(np.abs(c[N, None] - bps[N]), axis=1)             # breakpoint each fixed variable sits on
+    has_left = (k > 0) & (bps[N, np.maximum(k - 1, 0)] < bps[N, k])
+    has_right = (k < 2) & (bps[N, k] < bps[N, np.minimum(k + 1, 2)])
+    sL = np.where(has_left, slopes[N, np.maximum(k - 1, 0)], np.inf)
+    sR = np.where(has_right, slopes[N, np.minimum(k, 1)], -np.inf)
+    vL, vR = f[N] - sL, sR - f[N]                                  # gains of moving left / right
+    viol = np.maximum(vL, vR)
+    vtol = 1e-12 * (1.0 + np.abs(slopes[np.isfinite(slopes)]).max(initial=0.0) + np.abs(f).max())
+    if viol.max(initial=-np.inf) <= vtol:
+        return False
+    free = viol > max(vtol, 0.5 * viol.max())
+    seg[N[free]] = np.where(vR[free] >= vL[free], np.minimum(k[free], 1), k[free] - 1)
+    return True
+
+
 # %% ../nbs/01_solvers.ipynb #ef8337fc
 def _polish(K, coef, bias, bps, slopes, max_rounds: int = 40):
     """Active-set refinement of `max sum_i phi_i(c_i) - 1/2 c^T K c` s.t. `sum(c) = 0`, `phi_i` concave piecewise linear
     on `[bps[i,0], bps[i,2]]` with slopes `slopes[i]` on `[bps[i,0], bps[i,1]]` and `[bps[i,1], bps[i,2]]`.
 
     On a face (each c_i either at a breakpoint or inside a segment of slope s_i) the optimum solves the bordered system
-    `[K_FF 1; 1^T 0] [c_F; b] = [s_F - K_FN c_N; -1^T c_N]`; blocked steps fix a variable, wrong-signed multipliers
-    free one. Returns `(coef, bias, rounds)`."""
+    (`_face_solve`); blocked steps fix a variable, wrong-signed multipliers free one. Returns `(coef, bias, rounds)`."""
     m = coef.shape[0]
     c = coef.copy()
     width = np.maximum(bps[:, 2] - bps[:, 0], np.finfo(float).tiny)
-    snap = 1e-12 * width
-    at = np.abs(c[:, None] - bps) <= snap[:, None]                 # (m, 3) at a breakpoint
+    at = np.abs(c[:, None] - bps) <= 1e-12 * width[:, None]       # (m, 3) at a breakpoint
     fixed_k = np.where(at.any(1), at.argmax(1), -1)
     c = np.where(fixed_k >= 0, bps[np.arange(m), np.maximum(fixed_k, 0)], c)
     seg = np.where(fixed_k >= 0, -1, (c > bps[:, 1]).astype(int))  # free: the segment holding c_i
-    has_left = lambda k, i: (k > 0) & (bps[i, np.maximum(k - 1, 0)] < bps[i, k])
-    has_right = lambda k, i: (k < 2) & (bps[i, k] < bps[i, np.minimum(k + 1, 2)])
     rounds = 0
     for rounds in range(1, max_rounds + 1):
-        F = np.flatnonzero(seg >= 0)
+        F, N = np.flatnonzero(seg >= 0), np.flatnonzero(seg < 0)
         if F.size == 0:
             break
-        N = np.flatnonzero(seg < 0)
-        s_F = slopes[F, seg[F]]
-        A = np.empty((F.size + 1, F.size + 1))
-        A[:-1, :-1] = K[np.ix_(F, F)]
-        A[:-1, -1] = A[-1, :-1] = 1.0
-        A[-1, -1] = 0.0
-        rhs = np.append(s_F - K[np.ix_(F, N)] @ c[N], -c[N].sum())
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", sla.LinAlgWarning)
-                sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
-        except (np.linalg.LinAlgError, sla.LinAlgWarning):
-            sol = sla.lstsq(A, rhs, check_finite=False)[0]
-        x, b = sol[:-1], float(sol[-1])
+        x, b = _face_solve(K, c, seg, slopes, F, N)
         d = x - c[F]
         lo, hi = bps[F, seg[F]], bps[F, seg[F] + 1]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -313,21 +366,10 @@ def _polish(K, coef, bias, bps, slopes, max_rounds: int = 40):
             c[i], seg[i] = bps[i, k], -1
             continue
         c[F], bias = x, b
-        f = K @ c + bias
-        N = np.flatnonzero(seg < 0)
-        if N.size == 0:
+        if not _free_wrong_signed(K @ c + bias, c, seg, bps, slopes):
             break
-        k = np.argmin(np.abs(c[N, None] - bps[N]), axis=1)         # breakpoint each fixed variable sits on
-        sL = np.where(has_left(k, N), slopes[N, np.maximum(k - 1, 0)], np.inf)
-        sR = np.where(has_right(k, N), slopes[N, np.minimum(k, 1)], -np.inf)
-        vL, vR = f[N] - sL, sR - f[N]                              # gains of moving left / right
-        viol = np.maximum(vL, vR)
-        vtol = 1e-12 * (1.0 + np.abs(slopes[np.isfinite(slopes)]).max(initial=0.0) + np.abs(f).max())
-        if viol.max(initial=-np.inf) <= vtol:
-            break
-        free = viol > max(vtol, 0.5 * viol.max())
-        seg[N[free]] = np.where(vR[free] >= vL[free], np.minimum(k[free], 1), k[free] - 1)
     return c, bias, rounds
+
 
 # %% ../nbs/01_solvers.ipynb #920c2850
 def _libsvm(est, K, y, weights):
@@ -373,7 +415,7 @@ def _libsvm_certified(make_est, Kfit, y_fit, weights, certify, bps, slopes, tol)
 _INDEFINITE = ("the quadratic term is negative, so K is indefinite: the dual is not concave; use a PSD kernel "
                "(psd='check' refuses others).")
 
-
+# %% ../nbs/01_solvers.ipynb #4daf6329
 def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
              y,                  # (m,) binary labels (any two values; classes[1] becomes +1)
              C=1.0,              # box bound: a positive number or (m,) per-sample bounds
@@ -382,10 +424,16 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
              max_iter:int=-1,    # libsvm iteration limit (-1: none)
              psd:str="check",    # "check": refuse an indefinite K (one Cholesky); "assume": skip; "allow": a stationary point
              warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
-            ) -> SVMResult:
-    """Binary SVM dual on a precomputed kernel: `max 1'a - a'Qa/2, Q = (y y') * K, 0 <= a <= C, y'a = 0`.
+            ) -> SVMResult:      # dual objective, alpha, coef, bias, primal value, support and certificate
+    r"""Binary SVM dual on a precomputed kernel, certified by the duality gap $(P-D)/\max(1,\lvert P\rvert)$:
 
-    libsvm finds the support, an active-set polish makes it exact, and the duality gap is recomputed here."""
+    $$\max_{\boldsymbol\alpha}\;\mathbf 1^\top\boldsymbol\alpha-\tfrac12\boldsymbol\alpha^\top\mathbf Q\boldsymbol\alpha,
+    \quad\mathbf Q=(\mathbf y\mathbf y^\top)\odot\mathbf K,\qquad0\le\alpha_i\le C_i,\;\;\mathbf y^\top\boldsymbol\alpha=0$$
+
+    (`squared_hinge`: the same on $\mathbf K+\mathrm{diag}(1/(2C_i))$ with $\alpha_i\ge0$ only). libsvm finds the
+    support, an active-set polish makes it exact, and the duality gap is recomputed here.
+
+    Reference: chang2011libsvm, Sec. 2.1."""
     t0 = time.perf_counter()
     K, indefinite = _check_kernel(K, psd=psd)
     m = K.shape[0]
@@ -411,7 +459,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
     return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite)
 
-
+# %% ../nbs/01_solvers.ipynb #046b5b69
 def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
              y,                  # (m,) real targets
              C=1.0,              # box bound |beta_i| <= C: a positive number or (m,) per-sample bounds
@@ -420,8 +468,14 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
              max_iter:int=-1,    # libsvm iteration limit (-1: none)
              psd:str="check",    # "check": refuse an indefinite K; "assume": skip the test; "allow": a stationary point
              warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
-            ) -> SVRResult:
-    "epsilon-SVR dual: `max y'b - epsilon |b|_1 - b'Kb/2` s.t. `|b_i| <= C, 1'b = 0`; `f = K b + bias`."
+            ) -> SVRResult:      # dual objective, coef = beta, bias, primal value, support and certificate
+    r"""$\epsilon$-insensitive SVR dual on a precomputed kernel, certified by the duality gap recomputed here:
+
+    $$\max_{\boldsymbol\beta}\;\mathbf y^\top\boldsymbol\beta-\epsilon\lVert\boldsymbol\beta\rVert_1
+    -\tfrac12\boldsymbol\beta^\top\mathbf K\boldsymbol\beta,\qquad\lvert\beta_i\rvert\le C_i,\;\;\mathbf 1^\top\boldsymbol\beta=0;
+    \qquad f=\mathbf K\boldsymbol\beta+b .$$
+
+    Reference: chang2011libsvm, Sec. 2.4."""
     t0 = time.perf_counter()
     K, indefinite = _check_kernel(K, psd=psd)
     m = K.shape[0]
@@ -443,11 +497,16 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
 # %% ../nbs/01_solvers.ipynb #89515718
 @dataclass(repr=False, eq=False)
 class KernelRidgeResult(KernelExpansionResult):
-    "Kernel ridge regression: `alpha` (= `coef`) solves `(K + lam I) alpha + b 1 = y` (and `1'alpha = 0` with a bias)."
-    alpha: np.ndarray | None = None
-    lam: float = np.nan
+    r"""Kernel ridge regression (`kernel_ridge`): `alpha` (= `coef`) and the bias $b$ solve
 
+    $$(\mathbf K+\lambda\mathbf I)\boldsymbol\alpha+b\mathbf 1=\mathbf y
+    \qquad(\text{and }\mathbf 1^\top\boldsymbol\alpha=0\text{ with a bias; else }b=0).$$
 
+    Reference: cortes2012alignment, Sec. 3.4."""
+    alpha: np.ndarray | None = None  # (m,) dual coefficients (the same array as `coef`)
+    lam: float = np.nan              # ridge parameter lambda
+
+# %% ../nbs/01_solvers.ipynb #ce53d94d
 def _krr_objective(K, y, alpha, bias, lam) -> float:
     "The ridge objective `||y - K alpha - b||^2 + lam alpha' K alpha`."
     Ka = K @ alpha
@@ -476,7 +535,7 @@ def _krr_combine(sol, fit_intercept):
     b = u.sum() / v.sum()
     return u - b * v, float(b)
 
-
+# %% ../nbs/01_solvers.ipynb #7064a266
 def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric PSD)
                  y,                   # (m,) real targets (or +-1 labels)
                  lam:float,           # ridge parameter lambda > 0
@@ -484,8 +543,17 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
                  tol:float=1e-8,      # required relative residual of the linear system
                  psd:str="check",     # "check": refuse an indefinite K; "assume": skip the test; "allow": a stationary point
                  warn:bool=True,      # ConvergenceWarning when the residual misses `tol`
-                ) -> KernelRidgeResult:
-    "Kernel ridge regression `min ||y - K a - b||^2 + lam a'Ka`: `a = (K + lam I)^{-1} (y - b 1)` by Cholesky."
+                ) -> KernelRidgeResult: # alpha, bias, objective J and the relative residual as `gap`
+    r"""Kernel ridge regression by one Cholesky factorisation (and iterative refinement), certified by the residual:
+
+    $$\min_{\boldsymbol\alpha,b}\;\lVert\mathbf y-\mathbf K\boldsymbol\alpha-b\mathbf 1\rVert^2
+    +\lambda\,\boldsymbol\alpha^\top\mathbf K\boldsymbol\alpha,\qquad
+    \boldsymbol\alpha=(\mathbf K+\lambda\mathbf I)^{-1}(\mathbf y-b\mathbf 1),\quad\mathbf 1^\top\boldsymbol\alpha=0\text{ (with a bias)}.$$
+
+    `gap` is $\lVert(\mathbf K+\lambda\mathbf I)\boldsymbol\alpha+b\mathbf 1-\mathbf y\rVert/\lVert\mathbf y\rVert$; at the
+    solution $J^\star=\lambda\,\mathbf y^\top\boldsymbol\alpha$.
+
+    Reference: cortes2012alignment, Sec. 3.4."""
     t0 = time.perf_counter()
     K, y, tol, indefinite = _krr_inputs(K, y, tol, psd)
     m, lam = K.shape[0], check_positive(lam, "lam")
@@ -517,21 +585,29 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
 # %% ../nbs/01_solvers.ipynb #ef203ecd
 @dataclass(repr=False, eq=False)
 class KernelRidgePath(SolverResult):
-    "Kernel ridge solutions for several `lams` from one eigendecomposition; `gap` is the worst relative residual."
-    lams: np.ndarray | None = None       # (L,)
-    alpha: np.ndarray | None = None      # (L, m)
-    bias: np.ndarray | None = None       # (L,)
+    r"""Kernel ridge solutions for several `lams` from one eigendecomposition; `gap` is the worst relative residual.
+
+    `loo_mse` is the exact leave-one-out error $\frac1m\sum_i\big((y_i-\hat f(x_i))/(1-S_{ii})\big)^2$, per $\lambda$.
+
+    Reference: cortes2012alignment, Sec. 3.4."""
+    lams: np.ndarray | None = None       # (L,) ridge parameters
+    alpha: np.ndarray | None = None      # (L, m) dual coefficients, one row per lambda
+    bias: np.ndarray | None = None       # (L,) offsets (zeros without a bias)
     objectives: np.ndarray | None = None # (L,) ridge objective per lambda
     gaps: np.ndarray | None = None       # (L,) relative residual per lambda
     loo_mse: np.ndarray | None = None    # (L,) exact leave-one-out mean squared error
 
-    def decision_function(self, K_test) -> np.ndarray:
+    def decision_function(self,
+                          K_test,  # (n, m) test kernel against the training points
+                          ) -> np.ndarray:  # (n, L) predictions, one column per lambda
         "Predictions `(n, L)`, one column per lambda."
         if self.alpha is None:
             raise SolverError(f"no solution to evaluate (status {self.status!r}).")
         return _check_test_kernel(K_test, self.alpha.shape[1]) @ self.alpha.T + self.bias
 
-    def __getitem__(self, j) -> KernelRidgeResult:
+    def __getitem__(self,
+                    j,  # index into `lams`
+                    ) -> KernelRidgeResult:
         "The solution for `lams[j]` as a `KernelRidgeResult`."
         r = KernelRidgeResult(objective=float(self.objectives[j]), gap=float(self.gaps[j]), tol=self.tol,
                               n_iter=1, solver=self.solver, alpha=self.alpha[j], coef=self.alpha[j],
@@ -539,7 +615,7 @@ class KernelRidgePath(SolverResult):
         r.status = "optimal" if r.gap <= self.tol else "inaccurate"
         return r
 
-
+# %% ../nbs/01_solvers.ipynb #bd4699f3
 def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetric PSD)
                       y,                # (m,) real targets
                       lams,             # ridge parameters, each > 0
@@ -547,8 +623,17 @@ def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetr
                       tol:float=1e-8,   # required relative residual for every lambda
                       psd:str="check",  # "check": refuse an indefinite K; "assume": skip the test; "allow": a stationary point
                       warn:bool=True,   # ConvergenceWarning when a residual misses `tol`
-                     ) -> KernelRidgePath:
-    "Kernel ridge for many `lam` from `K = V diag(d) V'`: `alpha = V diag(1/(d + lam)) V'(y - b 1)`, plus exact LOO."
+                     ) -> KernelRidgePath: # solutions, objectives, residuals and LOO errors, one per lambda
+    r"""Kernel ridge regression for many $\lambda$ from one eigendecomposition, with exact leave-one-out errors:
+
+    $$\mathbf K=\mathbf V\mathrm{diag}(\mathbf d)\mathbf V^\top,\quad
+    \boldsymbol\alpha_\lambda=\mathbf V\mathrm{diag}\big(1/(\mathbf d+\lambda)\big)\mathbf V^\top(\mathbf y-b_\lambda\mathbf 1),
+    \quad y_i-\hat f^{(-i)}(x_i)=\frac{y_i-\hat f(x_i)}{1-S_{ii}},$$
+
+    $\mathbf S=\mathbf K(\mathbf K+\lambda\mathbf I)^{-1}$, plus $\lambda\mathbf v\mathbf v^\top/\mathbf 1^\top\mathbf v$ with
+    $\mathbf v=(\mathbf K+\lambda\mathbf I)^{-1}\mathbf 1$ when a bias is fitted.
+
+    Reference: cortes2012alignment, Sec. 3.4."""
     t0 = time.perf_counter()
     K, y, tol, indefinite = _krr_inputs(K, y, tol, psd)
     m = K.shape[0]
@@ -589,7 +674,12 @@ def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetr
 # %% ../nbs/01_solvers.ipynb #040aa007
 @dataclass(repr=False, eq=False)
 class CrammerSingerResult(SolverResult):
-    "Crammer–Singer multi-class SVM: dual `tau` `(m, c)` with `tau_i <= C e_{y_i}`, `sum_r tau_ir = 0`; `f = K tau`."
+    r"""Crammer–Singer multi-class SVM solution (`crammer_singer_dual`): the dual $\mathbf T$ and the primal value.
+
+    `tau` $\mathbf T\in\mathbb R^{m\times c}$ with $\boldsymbol\tau_i\le C\mathbf e_{y_i}$, $\mathbf 1^\top\boldsymbol\tau_i=0$;
+    scores $\mathbf F=\mathbf K\mathbf T$.
+
+    Reference: crammer2001."""
     tau: np.ndarray | None = None      # (m, c) dual variables = expansion coefficients of the c score functions
     primal: float = np.nan             # primal value at W = Phi^T tau
     classes: np.ndarray | None = None  # original labels of the columns
@@ -605,19 +695,31 @@ class CrammerSingerResult(SolverResult):
         "Alias of `tau` (the score functions are `f_r = K_test @ coef[:, r]`)."
         return self.tau
 
-    def decision_function(self, K_test) -> np.ndarray:
+    def decision_function(self,
+                          K_test,  # (n, m) test kernel against the training points
+                          ) -> np.ndarray:  # (n, c) class scores
         "Scores `K_test @ tau`, shape `(n, c)`, for a test kernel `(n, m)`."
         if self.tau is None:
             raise SolverError(f"no solution to evaluate (status {self.status!r}).")
         return _check_test_kernel(K_test, self.tau.shape[0]) @ self.tau
 
-    def predict(self, K_test) -> np.ndarray:
+    def predict(self,
+                K_test,  # (n, m) test kernel against the training points
+                ) -> np.ndarray:  # (n,) labels, values of `classes`
         "Labels `classes[argmax_r f_r]`."
         return self.classes[np.argmax(self.decision_function(K_test), axis=1)]
 
 # %% ../nbs/01_solvers.ipynb #0bc5de22
-def crammer_singer_project(V, codes, Cv):
-    "Row-wise `argmin ||t - v||` s.t. `t <= C_i e_{y_i}`, `sum(t) = 0`: `t = min(C e_y, v - theta)` by sorting."
+def crammer_singer_project(V,      # (n, c) points to project, one row v per example
+                           codes,  # (n,) class code y_i in 0..c-1 of each row
+                           Cv,     # (n,) box bounds C_i
+                           ) -> np.ndarray:  # (n, c) projected rows
+    r"""Row-wise Euclidean projection onto $\{\mathbf t\le C_i\mathbf e_{y_i},\ \mathbf 1^\top\mathbf t=0\}$, by sorting:
+
+    $$t_r=\min(u_r,\,v_r-\theta),\quad\mathbf u=C_i\mathbf e_{y_i},
+    \qquad\theta\text{ solves }\sum_r(\theta-z_r)_+=C_i,\ \ \mathbf z=\mathbf v-\mathbf u .$$
+
+    Reference: crammer2001."""
     n, c = V.shape
     rows = np.arange(n)
     Z = V.copy()
@@ -630,7 +732,7 @@ def crammer_singer_project(V, codes, Cv):
     T[rows, codes] = np.minimum(Cv, V[rows, codes] - theta)
     return T
 
-
+# %% ../nbs/01_solvers.ipynb #8d95887c
 def _cs_values(T, Y, G, Cv):
     "(primal, dual) at `T` from the gradient `G = Y - K T`."
     F = Y - G
@@ -638,7 +740,7 @@ def _cs_values(T, Y, G, Cv):
     quad = (T * F).sum()
     return 0.5 * quad + Cv @ xi, (T * Y).sum() - 0.5 * quad
 
-
+# %% ../nbs/01_solvers.ipynb #f80265cf
 def _cs_face_newton(K, T, Y, U):
     """Maximiser of the dual on the face of `T` (entries with `T == U` fixed, one equality per example): block solves
     per class and a Schur complement on the example multipliers theta. A singular class block takes a proximal
@@ -691,7 +793,58 @@ def _cs_face_newton(K, T, Y, U):
         Tn[Sr, r] = Kinv @ (b_r - theta[p])
     return Tn, flops
 
+# %% ../nbs/01_solvers.ipynb #915b9209
+def _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C):
+    """From a face-Newton point `Tn`: (a) the step along the face until a bound blocks, (b) the projected point with an
+    exact line search; the feasible candidate of largest dual value if it improves on `dual`. Returns `(T, G, dual)`."""
+    cands = []
+    D_ = Tn - T
+    over = D_ > 0
+    ratio = np.where(over, (U - T) / np.where(over, D_, 1.0), np.inf)
+    s = min(1.0, ratio.min())
+    Ta = np.minimum(T + s * D_, U)
+    Ta[ratio <= s] = U[ratio <= s]
+    cands.append((Ta, Y - K @ Ta))
+    Tp = crammer_singer_project(Tn, codes, Cv)
+    Dp = Tp - T
+    KD = K @ Dp
+    num, den = (G * Dp).sum(), (Dp * KD).sum()
+    if num > 0 and den > 0:
+        sp_ = min(1.0, num / den)
+        cands.append((Tp if sp_ == 1.0 else T + sp_ * Dp, G - sp_ * KD))
+    for Tc, Gc in cands:
+        if np.abs(Tc.sum(axis=1)).max() > 1e-12 * C * Y.shape[1]:
+            continue                                        # an inaccurate face solve: not feasible, not a candidate
+        Pc, Dc = _cs_values(Tc, Y, Gc, Cv)
+        if Dc > dual:
+            T, G, dual = Tc, Gc, Dc
+    return T, G, dual
 
+
+def _cs_sweep(K, T, G, W, codes, C, dinv):
+    "Solve the sub-problem of every example in the working set `W` exactly, in turn; `(T, G)` updated in place."
+    ar = np.arange(1, T.shape[1] + 1)
+    KW = K[np.ix_(W, W)]
+    GW, TW = G[W], T[W].copy()
+    TW0 = TW.copy()
+    for a, i in enumerate(W):
+        yi = codes[i]
+        v = TW[a] + GW[a] * dinv[i]                         # unconstrained maximiser of the sub-problem
+        z = v.copy()
+        z[yi] -= C
+        zs = np.sort(z)
+        th = (C + np.cumsum(zs)) / ar
+        theta = th[np.flatnonzero(zs < th)[-1]]
+        tn = np.minimum(v - theta, 0.0)
+        tn[yi] = min(C, v[yi] - theta)
+        GW -= KW[:, a, None] * (tn - TW[a])                 # keep the working set's gradient rows exact
+        TW[a] = tn
+    T[W] = TW
+    G -= K[:, W] @ (TW - TW0)                               # one BLAS update of the m x c gradient
+    return T, G
+
+
+# %% ../nbs/01_solvers.ipynb #4f296d28
 def _cs_sdm(K, codes, C, T, tol, max_iter, q):
     """The sequential dual method with a face-Newton step every m updates, from a feasible `T`, until the gap meets
     `tol` or `max_iter` example updates. Returns `(T, primal, dual, n_iter, n_newton)`."""
@@ -702,7 +855,6 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q):
     G = Y - K @ T
     d = np.diag(K)
     dinv = 1.0 / np.maximum(d, 1e-12 * max(d.max(), np.finfo(float).tiny))
-    ar = np.arange(1, c + 1)
     n_iter = n_newton = since_newton = 0
     newton_every, stuck = m, False
     update_flops = 1e5 + 2.0 * m * c                        # one example update: interpreter overhead + its BLAS share
@@ -719,27 +871,7 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q):
             newton_every = max(m, int(flops / update_flops))  # Newton steps take at most about half the work
             if Tn is not None:
                 n_newton += 1
-                cands = []
-                D_ = Tn - T                                 # (a) along the face until a bound blocks
-                over = D_ > 0
-                ratio = np.where(over, (U - T) / np.where(over, D_, 1.0), np.inf)
-                s = min(1.0, ratio.min())
-                Ta = np.minimum(T + s * D_, U)
-                Ta[ratio <= s] = U[ratio <= s]
-                cands.append((Ta, Y - K @ Ta))
-                Tp = crammer_singer_project(Tn, codes, Cv)             # (b) projected Newton point, exact line search
-                Dp = Tp - T
-                KD = K @ Dp
-                num, den = (G * Dp).sum(), (Dp * KD).sum()
-                if num > 0 and den > 0:
-                    sp_ = min(1.0, num / den)
-                    cands.append((Tp if sp_ == 1.0 else T + sp_ * Dp, G - sp_ * KD))
-                for Tc, Gc in cands:
-                    if np.abs(Tc.sum(axis=1)).max() > 1e-12 * C * c:
-                        continue                            # an inaccurate face solve: not feasible, not a candidate
-                    Pc, Dc = _cs_values(Tc, Y, Gc, Cv)
-                    if Dc > dual:
-                        T, G, dual = Tc, Gc, Dc
+                T, G, dual = _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C)
                 continue
         # sequential dual method: the `q` examples with the largest KKT violation, each solved exactly
         psi = np.where(T < U, G, -np.inf).max(axis=1) - G.min(axis=1)
@@ -748,27 +880,12 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q):
         if W.size == 0:                                     # KKT holds to round-off: nothing left to update
             stuck = True
             continue
-        KW = K[np.ix_(W, W)]
-        GW, TW = G[W], T[W].copy()
-        TW0 = TW.copy()
-        for a, i in enumerate(W):
-            yi = codes[i]
-            v = TW[a] + GW[a] * dinv[i]                     # unconstrained maximiser of the sub-problem
-            z = v.copy()
-            z[yi] -= C
-            zs = np.sort(z)
-            th = (C + np.cumsum(zs)) / ar
-            theta = th[np.flatnonzero(zs < th)[-1]]
-            tn = np.minimum(v - theta, 0.0)
-            tn[yi] = min(C, v[yi] - theta)
-            GW -= KW[:, a, None] * (tn - TW[a])             # keep the working set's gradient rows exact
-            TW[a] = tn
-        T[W] = TW
-        G -= K[:, W] @ (TW - TW0)                           # one BLAS update of the m x c gradient
+        T, G = _cs_sweep(K, T, G, W, codes, C, dinv)
         n_iter += W.size
         since_newton += W.size
 
 
+# %% ../nbs/01_solvers.ipynb #a375b8db
 def _pivoted_cholesky(K, rmax: int, rtol: float = 1e-12):
     "`L` (m, r) with `trace(K - L L') <= rtol trace(K)` by greedy pivoting; None if that takes more than `rmax` columns."
     m = K.shape[0]
@@ -803,7 +920,22 @@ def _cs_interior_point(L, codes, C, c):
         return None
     return crammer_singer_project(np.asarray(T.value), codes, np.full(m, C))
 
+# %% ../nbs/01_solvers.ipynb #ee91049d
+def _cs_start(tau0, codes, C, m, c):
+    "A feasible starting dual `T (m, c)`: zero, or the given warm start after checking it (and projecting round-off)."
+    if tau0 is None:
+        return np.zeros((m, c))
+    U = C * np.eye(c)[codes]
+    T = np.array(tau0, dtype=np.float64)
+    if T.shape != (m, c):
+        raise ValueError(f"tau0 must have shape ({m}, {c}); got {T.shape}.")
+    if not np.isfinite(T).all() or (T > U + 1e-12 * C).any() or np.abs(T.sum(axis=1)).max() > 1e-9 * C:
+        raise ValueError("tau0 is not feasible (need tau_i <= C e_{y_i} and sum_r tau_ir = 0); pass a previous "
+                         "solution's .tau, or None.")
+    return crammer_singer_project(T, codes, np.full(m, C))
 
+
+# %% ../nbs/01_solvers.ipynb #f473edd3
 def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmetric PSD)
                         y,               # (m,) class labels (at least two classes)
                         C:float=1.0,     # box bound: tau_i <= C e_{y_i}
@@ -814,9 +946,13 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
                         fallback:bool=True, # interior point on a low-rank factor when affordable (see the text)
                         psd:str="check", # "check": refuse an indefinite K (one Cholesky); "assume": skip the test
                         warn:bool=True,  # ConvergenceWarning when the certificate misses `tol`
-                       ) -> CrammerSingerResult:
-    """Crammer–Singer multi-class SVM dual (no bias): `max sum_i tau_{i,y_i} - 1/2 sum_ij K_ij tau_i'tau_j`
-    s.t. `tau_i <= C e_{y_i}`, `1'tau_i = 0`, by a sequential dual method with face-Newton polishing."""
+                       ) -> CrammerSingerResult: # tau, classes, primal and dual values and the certificate
+    r"""Crammer–Singer multi-class SVM dual (no bias) by a sequential dual method with face-Newton steps:
+
+    $$\max_{\mathbf T\in\mathbb R^{m\times c}}\sum_i\tau_{i,y_i}-\tfrac12\sum_{i,j}K_{ij}\,\boldsymbol\tau_i^\top\boldsymbol\tau_j
+    \quad\text{s.t.}\quad\boldsymbol\tau_i\le C\mathbf e_{y_i},\;\mathbf 1^\top\boldsymbol\tau_i=0;\qquad\mathbf F=\mathbf K\mathbf T.$$
+
+    Reference: crammer2001; keerthi2008; cortes2013m3k, Sec. 4.2 (M3K's inner problem, with $\mathbf T=C\boldsymbol\alpha$)."""
     t0 = time.perf_counter()
     if psd == "allow":
         raise ValueError("crammer_singer_dual's coordinate method needs a PSD kernel (its per-example subproblems are "
@@ -831,17 +967,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     d = np.diag(K)
     if d.min() < -1e-12 * max(d.max(), 1.0):
         raise ValueError(f"K has a negative diagonal entry ({d.min():.3g}); a kernel matrix is PSD, so K(x, x) >= 0.")
-    U = C * np.eye(c)[codes]
-    if tau0 is None:
-        T = np.zeros((m, c))
-    else:
-        T = np.array(tau0, dtype=np.float64)
-        if T.shape != (m, c):
-            raise ValueError(f"tau0 must have shape ({m}, {c}); got {T.shape}.")
-        if not np.isfinite(T).all() or (T > U + 1e-12 * C).any() or np.abs(T.sum(axis=1)).max() > 1e-9 * C:
-            raise ValueError("tau0 is not feasible (need tau_i <= C e_{y_i} and sum_r tau_ir = 0); pass a previous "
-                             "solution's .tau, or None.")
-        T = crammer_singer_project(T, codes, np.full(m, C))
+    T = _cs_start(tau0, codes, C, m, c)
     q = max(1, min(int(working_set), m))
     # a conic program on K ~ L L' costs ~ m c r nonzeros: affordable up to _CS_IPM_BUDGET
     L = _pivoted_cholesky(K, rmax=max(0, _CS_IPM_BUDGET // (m * c) - 2)) if fallback else None
@@ -868,23 +994,28 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
                        + ".")
     return apply_certificate(res, gap, tol, t0, warn, "max_iter")
 
-
+# %% ../nbs/01_solvers.ipynb #20793c49
 _CS_IPM_BUDGET = 200_000   # m * c * rank(K) above which the interior-point fallback is not attempted
 
 # %% ../nbs/01_solvers.ipynb #8ce6196d
 @dataclass(repr=False, eq=False)
 class ProgramResult(SolverResult):
-    """A linear or quadratic program's solution and its duals in `scipy.optimize.linprog`'s convention (sensitivities of
-    the optimal value): `grad = A_ub' ineqlin + A_eq' eqlin + lower + upper`, `ineqlin <= 0`, `lower >= 0 >= upper`."""
-    x: np.ndarray | None = None
+    r"""A linear or quadratic program's solution and its duals in `scipy.optimize.linprog`'s convention.
+
+    The duals are sensitivities of the optimal value: `ineqlin` $\mathbf y_{ub}$, `eqlin` $\mathbf y_{eq}$, `lower`
+    $\mathbf z_l$ and `upper` $\mathbf z_u$ satisfy
+
+    $$\nabla f(\mathbf x)=\mathbf A_{ub}^\top\mathbf y_{ub}+\mathbf A_{eq}^\top\mathbf y_{eq}+\mathbf z_l+\mathbf z_u,
+    \qquad\mathbf y_{ub}\le0,\quad\mathbf z_l\ge0\ge\mathbf z_u\qquad(\nabla f=\mathbf c\text{ for an LP})."""
+    x: np.ndarray | None = None        # (n,) solution (None when infeasible, unbounded or failed)
     ineqlin: np.ndarray | None = None  # duals of A_ub x <= b_ub (<= 0)
     eqlin: np.ndarray | None = None    # duals of A_eq x == b_eq
     lower: np.ndarray | None = None    # duals of the lower bounds (>= 0)
     upper: np.ndarray | None = None    # duals of the upper bounds (<= 0)
-    dual_objective: float = np.nan
+    dual_objective: float = np.nan     # dual value recomputed from the duals
     residuals: dict | None = None      # relative 'primal', 'dual' (stationarity + signs) and 'gap' parts of `gap`
 
-
+# %% ../nbs/01_solvers.ipynb #f2debef9
 def _as_matrix(A, n: int, name: str):
     "A dense or scipy.sparse constraint matrix with `n` columns, finite; `None` stays `None`."
     if A is None:
@@ -934,7 +1065,7 @@ def _bounds(bounds, n: int):
         raise ValueError(f"bounds are infeasible: lower {lb[j]:g} > upper {ub[j]:g} for variable {j}.")
     return lb, ub
 
-
+# %% ../nbs/01_solvers.ipynb #695b30ff
 def _kkt_certificate(grad, obj, quad, x, A_ub, b_ub, A_eq, b_eq, lb, ub, y_ub, y_eq, z_lo, z_up):
     """Relative primal residual, dual residual (stationarity and dual signs) and duality gap of `x` and the duals
     (marginal convention); the dual value is `b_ub'y_ub + b_eq'y_eq + lb'z_lo + ub'z_up - quad`."""
@@ -979,19 +1110,26 @@ def _lp_inputs(c, A_ub, b_ub, A_eq, b_eq, bounds):
     lb, ub = _bounds(bounds, n)
     return c, A_ub, b_ub, A_eq, b_eq, lb, ub
 
-
+# %% ../nbs/01_solvers.ipynb #593991bf
 def solve_lp(c,                   # (n,) cost vector: minimise c'x
              A_ub=None,           # (k, n) inequality matrix (dense or scipy.sparse): A_ub x <= b_ub
-             b_ub=None,           # (k,)
+             b_ub=None,           # (k,) right-hand side of the inequalities
              A_eq=None,           # (l, n) equality matrix: A_eq x == b_eq
-             b_eq=None,           # (l,)
+             b_eq=None,           # (l,) right-hand side of the equalities
              bounds=(0, None),    # (lb, ub) for all variables or n pairs; None = unbounded
              tol:float=1e-7,      # required relative KKT residual (primal, dual, gap)
              options:dict|None=None, # extra HiGHS options for linprog
              warn:bool=True,      # ConvergenceWarning unless 'optimal'
-            ) -> ProgramResult:
-    """`min c'x` s.t. `A_ub x <= b_ub`, `A_eq x = b_eq`, `lb <= x <= ub` by HiGHS, with the duality gap recomputed
-    from the marginals: dual value `b_ub'y + b_eq'z + lb'l + ub'u`. Infeasible/unbounded: reported, `x = None`."""
+            ) -> ProgramResult:   # x, objective, marginals, dual value and the three residuals
+    r"""Linear program by HiGHS, certified by primal, dual and gap residuals recomputed from `x` and the marginals:
+
+    $$\min_{\mathbf x}\ \mathbf c^\top\mathbf x\ \ \text{s.t.}\ \ \mathbf A_{ub}\mathbf x\le\mathbf b_{ub},
+    \ \mathbf A_{eq}\mathbf x=\mathbf b_{eq},\ \mathbf l\le\mathbf x\le\mathbf u;\qquad
+    D=\mathbf b_{ub}^\top\mathbf y_{ub}+\mathbf b_{eq}^\top\mathbf y_{eq}+\mathbf l^\top\mathbf z_l+\mathbf u^\top\mathbf z_u .$$
+
+    Infeasible or unbounded problems are reported in `status`, with `x = None` and `objective` $=\pm\infty$.
+
+    Reference: huangfu2018."""
     t0 = time.perf_counter()
     c, A_ub, b_ub, A_eq, b_eq, lb, ub = _lp_inputs(c, A_ub, b_ub, A_eq, b_eq, bounds)
     tol = check_positive(tol, "tol")
@@ -1017,23 +1155,34 @@ def solve_lp(c,                   # (n,) cost vector: minimise c'x
 # %% ../nbs/01_solvers.ipynb #b336f0d4
 @dataclass(repr=False, eq=False)
 class CuttingPlaneResult(SolverResult):
-    "Cutting planes over the simplex: the best point `x`, the oracle's `payload` there, the lower bound and the history."
+    r"""Cutting planes over the simplex: the best point `x`, the oracle's `payload` there, the lower bound and the history.
+
+    $L_t\le\min_{\Delta_p}f\le U_t$, with $U_t$ the `objective` (best value seen) and $L_t$ the `lower` bound.
+
+    Reference: kelley1960."""
     x: np.ndarray | None = None        # best point found (on the simplex)
     lower: float = -np.inf             # the master LP's lower bound on min f
     payload: object = None             # what the oracle returned with its value at `x`
     history: np.ndarray | None = None  # best upper bound after each oracle call
 
-
+# %% ../nbs/01_solvers.ipynb #daebead3
 def simplex_cutting_planes(oracle,                   # x -> (h, g, payload) with f(x) = h - g.x and f(z) >= h - g.z for all z
                            x0,                       # (p,) starting point on the simplex
                            tol: float = 1e-4,        # stop when (upper - lower) / max(|upper|, gap_floor) <= tol
                            max_iter: int = 300,      # oracle calls
                            gap_floor: float = 1e-300, # denominator floor of the relative gap (1.0: absolute near 0)
                            warn: bool = True,        # ConvergenceWarning unless 'optimal'
-                           name: str = "simplex_cutting_planes",
-                          ) -> CuttingPlaneResult:
-    """`min_{x in simplex} f(x)` for a convex `f` known through an oracle returning a minorant tight at x (Kelley's method):
-    master LP `min theta s.t. theta >= h_j - g_j.x` by HiGHS; certified by the gap between the best value and the LP bound."""
+                           name: str = "simplex_cutting_planes", # solver name in the result and in error messages
+                          ) -> CuttingPlaneResult:  # best point, its value, the lower bound and the history
+    r"""Minimise a convex $f$ over the simplex $\Delta_p$ by Kelley's cutting planes, certified by a lower bound:
+
+    $$L_t=\min_{\mathbf x\in\Delta_p,\ \theta}\ \theta\quad\text{s.t.}\quad\theta\ge h_j-\mathbf g_j^\top\mathbf x,\ \ j\le t .$$
+
+    The cuts are the oracle's minorants, tight at the query points. The master LP (HiGHS) gives the next point and
+    the lower bound $L_t$; the best value seen, $U_t$, is the upper bound; $(U_t-L_t)/\max(\lvert U_t\rvert,\text{floor})$
+    is the certificate.
+
+    Reference: kelley1960; sonnenburg2006 (the SILP form)."""
     t0 = time.perf_counter()
     x = check_array_2d(np.atleast_1d(np.asarray(x0, dtype=np.float64))[:, None], "x0")[:, 0]
     p = x.size
@@ -1079,39 +1228,22 @@ _QP_TOLERANCES = {
     "SCS": lambda t: {"eps_abs": t, "eps_rel": t, "max_iters": 200_000},
 }
 
-
-def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear program)
-             q,                   # (n,) linear term
-             G=None,              # (k, n) inequality matrix: G x <= h
-             h=None,              # (k,)
-             A=None,              # (l, n) equality matrix: A x == b
-             b=None,              # (l,)
-             lb=None,             # (n,) or scalar lower bounds (-inf / None: none)
-             ub=None,             # (n,) or scalar upper bounds (+inf / None: none)
-             solver:str|None=None, # a cvxpy QP solver name (default CLARABEL)
-             tol:float=1e-7,      # required relative KKT residual (primal, dual, gap)
-             solver_options:dict|None=None, # passed to cvxpy's solve
-             warn:bool=True,      # ConvergenceWarning unless 'optimal'
-            ) -> ProgramResult:
-    """`min 1/2 x'Px + q'x` s.t. `Gx <= h`, `Ax = b`, `lb <= x <= ub` through cvxpy; the certificate is the KKT
-    residual recomputed here (duals in `linprog`'s convention: `Px + q = G'ineqlin + A'eqlin + lower + upper`)."""
-    import cvxpy as cp                                 # imported on first use: cvxpy is slow to import
-    t0 = time.perf_counter()
+# %% ../nbs/01_solvers.ipynb #d1b3267b
+def _qp_inputs(P, q, G, h, A, b, lb, ub):
+    "Validated data of a convex QP: `(P, q, G, h, A, b, lo, hi)`, P symmetric PSD (a Cholesky test), bounds as vectors."
     q = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if q.ndim != 1 or q.size == 0:
         raise ValueError(f"q must be a non-empty 1-D vector; got shape {q.shape}.")
     q = check_array_2d(q[:, None], "q")[:, 0]
     n = q.size
-    if P is None:
-        P = np.zeros((n, n))
-    P = np.asarray(P.toarray() if sp.issparse(P) else P, dtype=np.float64)
+    P = np.zeros((n, n)) if P is None else np.asarray(P.toarray() if sp.issparse(P) else P, dtype=np.float64)
     if P.shape != (n, n):
         raise ValueError(f"P must be ({n}, {n}) to match q; got shape {P.shape}.")
     P = check_stack(P, name="P", symmetric=True)[0]
-    Ps = (P + P.T) / 2
-    lam = np.linalg.eigvalsh(Ps)
-    if lam[0] < -1e-10 * max(abs(lam[-1]), 1.0):
-        raise ValueError(f"P is not positive semi-definite (smallest eigenvalue {lam[0]:.3e}): the problem is not "
+    P = (P + P.T) / 2
+    lam = psd_violation(P, 1e-10)
+    if lam is not None:
+        raise ValueError(f"P is not positive semi-definite (smallest eigenvalue {lam:.3e}): the problem is not "
                          "convex; solve_qp handles convex QPs only.")
     G, A = _as_matrix(G, n, "G"), _as_matrix(A, n, "A")
     h, b = _as_rhs(h, G, "h", "G"), _as_rhs(b, A, "b", "A")
@@ -1119,21 +1251,54 @@ def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear 
     hi = np.full(n, np.inf) if ub is None else np.broadcast_to(np.asarray(ub, dtype=np.float64), (n,)).copy()
     if np.isnan(lo).any() or np.isnan(hi).any() or (lo > hi).any():
         raise ValueError("lb and ub must be free of NaN with lb <= ub (use -inf / inf for no bound).")
-    tol = check_positive(tol, "tol")
+    return P, q, G, h, A, b, lo, hi
+
+
+def _qp_duals(cons, kinds, n, fl, fu):
+    "cvxpy's multipliers in `linprog`'s convention: `(ineqlin, eqlin, lower, upper)` with `Px + q = G'y + A'z + lower + upper`."
+    duals = dict(zip(kinds, [np.atleast_1d(np.asarray(cn.dual_value, dtype=np.float64)) for cn in cons]))
+    y_ub = -duals["ub"] if "ub" in duals else None     # cvxpy: P x + q + G'lam + A'nu - mu_lo + mu_up = 0
+    y_eq = -duals["eq"] if "eq" in duals else None
+    z_lo, z_up = np.zeros(n), np.zeros(n)
+    z_lo[fl] = duals.get("lo", np.zeros(0))
+    z_up[fu] = -duals.get("up", np.zeros(0))
+    return y_ub, y_eq, z_lo, z_up
+
+
+# %% ../nbs/01_solvers.ipynb #b4eed242
+def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear program)
+             q,                   # (n,) linear term
+             G=None,              # (k, n) inequality matrix: G x <= h
+             h=None,              # (k,) right-hand side of the inequalities
+             A=None,              # (l, n) equality matrix: A x == b
+             b=None,              # (l,) right-hand side of the equalities
+             lb=None,             # (n,) or scalar lower bounds (-inf / None: none)
+             ub=None,             # (n,) or scalar upper bounds (+inf / None: none)
+             solver:str|None=None, # a cvxpy QP solver name (default CLARABEL)
+             tol:float=1e-7,      # required relative KKT residual (primal, dual, gap)
+             solver_options:dict|None=None, # passed to cvxpy's solve
+             warn:bool=True,      # ConvergenceWarning unless 'optimal'
+            ) -> ProgramResult:   # x, objective, duals, dual value and the three residuals
+    r"""Convex quadratic program through cvxpy, certified by the KKT residuals recomputed here:
+
+    $$\min_{\mathbf x}\ \tfrac12\mathbf x^\top\mathbf P\mathbf x+\mathbf q^\top\mathbf x\ \ \text{s.t.}\ \ \mathbf G\mathbf x\le\mathbf h,
+    \ \mathbf A\mathbf x=\mathbf b,\ \mathbf l\le\mathbf x\le\mathbf u,$$
+
+    with duals in `linprog`'s convention: $\mathbf P\mathbf x+\mathbf q=\mathbf G^\top\mathbf y_{ub}+\mathbf A^\top\mathbf y_{eq}+\mathbf z_l+\mathbf z_u$.
+
+    Reference: diamond2016."""
+    import cvxpy as cp                                 # imported on first use: cvxpy is slow to import
+    t0 = time.perf_counter()
+    P, q, G, h, A, b, lo, hi = _qp_inputs(P, q, G, h, A, b, lb, ub)
+    n, tol = q.size, check_positive(tol, "tol")
     solver = (solver or "CLARABEL").upper()
     opts = {**_QP_TOLERANCES.get(solver, lambda t: {})(min(1e-9, tol / 100)), **(solver_options or {})}
     x = cp.Variable(n)
-    cons, kinds = [], []
-    if G is not None:
-        cons.append(G @ x <= h); kinds.append("ub")
-    if A is not None:
-        cons.append(A @ x == b); kinds.append("eq")
     fl, fu = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
-    if fl.size:
-        cons.append(x[fl] >= lo[fl]); kinds.append("lo")
-    if fu.size:
-        cons.append(x[fu] <= hi[fu]); kinds.append("up")
-    prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(Ps)) + q @ x), cons)
+    pairs = [(G is not None, lambda: G @ x <= h, "ub"), (A is not None, lambda: A @ x == b, "eq"),
+             (fl.size > 0, lambda: x[fl] >= lo[fl], "lo"), (fu.size > 0, lambda: x[fu] <= hi[fu], "up")]
+    cons, kinds = [make() for on, make, _ in pairs if on], [k for on, _, k in pairs if on]
+    prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(P)) + q @ x), cons)
     res = ProgramResult(solver=f"cvxpy/{solver}")
     try:
         prob.solve(solver=solver, **opts)
@@ -1148,13 +1313,8 @@ def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear 
         res.message = f"cvxpy status {st!r}"
         return apply_certificate(res, np.inf, tol, t0, warn, res.status)
     xv = np.asarray(x.value, dtype=np.float64)
-    duals = dict(zip(kinds, [np.atleast_1d(np.asarray(cn.dual_value, dtype=np.float64)) for cn in cons]))
-    y_ub = -duals["ub"] if "ub" in duals else None     # cvxpy: P x + q + G'lam + A'nu - mu_lo + mu_up = 0
-    y_eq = -duals["eq"] if "eq" in duals else None
-    z_lo, z_up = np.zeros(n), np.zeros(n)
-    z_lo[fl] = duals.get("lo", np.zeros(0))
-    z_up[fu] = -duals.get("up", np.zeros(0))
-    Px = Ps @ xv
+    y_ub, y_eq, z_lo, z_up = _qp_duals(cons, kinds, n, fl, fu)
+    Px = P @ xv
     obj = float(0.5 * xv @ Px + q @ xv)
     parts, dual = _kkt_certificate(Px + q, obj, float(0.5 * xv @ Px), xv, G, h, A, b, lo, hi, y_ub, y_eq, z_lo, z_up)
     res.x, res.ineqlin, res.eqlin, res.lower, res.upper = xv, y_ub, y_eq, z_lo, z_up
@@ -1162,3 +1322,4 @@ def solve_qp(P,                   # (n, n) symmetric PSD matrix (None: a linear 
     if max(parts.values()) > tol:
         res.message = f"cvxpy status {st!r}; KKT residuals {parts}."
     return apply_certificate(res, max(parts.values()), tol, t0, warn, "max_iter" if st == "user_limit" else "inaccurate")
+

@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from fastcore.basics import patch
 import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -30,16 +31,20 @@ __all__ = ['PENALTIES', 'RademacherEstimate', 'rademacher_mc', 'rademacher_expec
 # %% ../nbs/20_vkr.ipynb #4152227d
 @dataclass(repr=False)
 class RademacherEstimate:
-    "A Monte-Carlo estimate of Rademacher complexities, one per kernel, with its standard error."
+    r"""A Monte-Carlo estimate of Rademacher complexities, one per kernel, with its standard error.
+
+    `mean[k]` estimates $\widehat{\mathfrak R}_S(H_k)$ with the supremum over the given centres (see `rademacher_mc`).
+
+    Reference: cortes2015vkr, Sec. 6, Eq. (3)."""
     mean: np.ndarray     # (p,) estimates
     stderr: np.ndarray   # (p,) standard errors of the means
-    n_draws: int
+    n_draws: int         # number of sign vectors sigma averaged
 
     def __repr__(self):
         pairs = ", ".join(f"{a:.4g} ± {b:.1g}" for a, b in zip(self.mean, self.stderr))
         return f"RademacherEstimate([{pairs}], n_draws={self.n_draws})"
 
-
+# %% ../nbs/20_vkr.ipynb #948c579f
 def _sigma(n_draws, m, random_state):
     rng = np.random.default_rng(random_state)
     return rng.choice(np.array([-1.0, 1.0]), size=(n_draws, m))
@@ -49,8 +54,13 @@ def rademacher_mc(Ks,                  # (p, m, n) stack: rows = sample points, 
                   n_draws: int = 200,  # Monte-Carlo draws of sigma
                   random_state=0,      # seed of the sign draws (the same signs for every kernel)
                   sigma=None,          # optional (n_draws, m) array of signs, to share draws between estimates
-                  ) -> RademacherEstimate:
-    "`(1/m) E_sigma max_j |sum_i sigma_i K_k(x_i, x'_j)|` for each kernel (Eq. (3), sup over the given centres)."
+                  ) -> RademacherEstimate:  # (p,) means and standard errors
+    r"""Monte-Carlo estimate of each kernel's empirical Rademacher complexity, the supremum taken over the given centres.
+
+    $$\widehat{\mathfrak R}_S(H_k)\approx\frac1n\sum_{d=1}^n\frac1m\max_j\Big|\sum_{i=1}^m\sigma^{(d)}_iK_k(x_i,x'_j)\Big|$$
+    over $n$ = `n_draws` sign vectors $\sigma^{(d)}$; a lower estimate of Eq. (3), whose supremum is over all of $\mathcal X$.
+
+    Reference: cortes2015vkr, Sec. 6, Eq. (3)."""
     Ks = check_stack(Ks, square=False)
     p, m, _ = Ks.shape
     if sigma is None:
@@ -63,15 +73,20 @@ def rademacher_mc(Ks,                  # (p, m, n) stack: rows = sample points, 
     vals = np.stack([np.abs(sigma @ K).max(axis=1) / m for K in Ks])          # (p, n_draws)
     return RademacherEstimate(vals.mean(axis=1), vals.std(axis=1, ddof=1) / np.sqrt(sigma.shape[0]), sigma.shape[0])
 
-
-def rademacher_expected(kernel,            # a mklbook kernel, e.g. Polynomial(3)
-                        X_pool,            # (N, d) population to draw samples S of size m from
-                        m: int,            # sample size
+# %% ../nbs/20_vkr.ipynb #e3c29b57
+def rademacher_expected(kernel,               # a mklbook kernel, e.g. Polynomial(3)
+                        X_pool,               # (N, d) population to draw samples S of size m from
+                        m: int,               # sample size
                         n_samples: int = 20,  # samples S drawn without replacement
                         n_draws: int = 100,   # sigma draws per sample
-                        random_state=0,
-                        ) -> tuple[float, float]:
-    "`R_m(H) = E_S[R_hat_S(H)]` by Monte-Carlo over samples S of the pool; returns (estimate, standard error)."
+                        random_state=0,       # seed of the samples and of their sign draws
+                        ) -> tuple[float, float]:  # (estimate, standard error over the samples)
+    r"""Monte-Carlo estimate of the expected Rademacher complexity $\mathfrak R_m(H)$ over samples $S$ of the pool.
+
+    $$\mathfrak R_m(H)=\mathbb E_{S\sim\mathcal D^m}\big[\widehat{\mathfrak R}_S(H)\big]\approx\frac1n\sum_{s=1}^n\widehat{\mathfrak R}_{S_s}(H)$$
+    over $n$ = `n_samples` samples $S_s$ of size $m$, each $\widehat{\mathfrak R}_{S_s}$ by `rademacher_mc` (supremum over $S_s$).
+
+    Reference: cortes2015vkr, Sec. 2; bartlett2002."""
     X_pool = check_array_2d(X_pool, "X_pool")
     if not 2 <= m <= X_pool.shape[0]:
         raise ValueError(f"m must be in [2, {X_pool.shape[0]}] (the pool size); got {m!r}.")
@@ -108,29 +123,44 @@ def _theorem_inputs(margins, mixture, complexities, rho, delta):
 
 
 def theorem1_bound(margins,          # (m,) margins y_i f(x_i) in [-1, 1] of f in conv(U H_k), atoms valued in [-1, 1]
-                   mixture,          # (p,) weight of f on each family (sum <= 1)
+                   mixture,          # (p,) weight w_k of f on each family (sum <= 1)
                    complexities,     # (p,) Rademacher complexities R_m(H_k) of the [-1, 1]-valued families
                    rho: float,       # margin
-                   delta: float = 0.05,
-                   ) -> float:
-    "Right-hand side of Theorem 1: `R_rho + 4/rho sum_k w_k R_k + 2/rho sqrt(log p/m) + sqrt(ceil(4/rho^2 log(rho^2 m/log p)) log p/m + log(2/delta)/(2m))`."
+                   delta: float = 0.05,  # confidence: the bound holds with probability >= 1 - delta
+                   ) -> float:       # the bound on the error R(f)
+    r"""Right-hand side of Theorem 1, a margin bound on the error $R(f)$ of $f$ in $\mathrm{conv}(\bigcup_kH_k)$.
+
+    $$R(f)\le\widehat R_{S,\rho}(f)+\frac4\rho\sum_{k=1}^pw_k\mathfrak R_m(H_k)+\frac2\rho\sqrt{\frac{\log p}m}
+    +\sqrt{\Big\lceil\frac4{\rho^2}\log\frac{\rho^2m}{\log p}\Big\rceil\frac{\log p}m+\frac{\log\frac2\delta}{2m}}$$
+    with $w_k=\sum_{t:k_t=k}\alpha_t$; the ceiling is taken $\ge1$. The confidence term is inside the root, as in the
+    source theorem (the paper prints it outside).
+
+    Reference: cortes2015vkr, Sec. 4, Thm. 1; cortes2014deep, Thm. 1."""
     g, w, r, p, m = _theorem_inputs(margins, mixture, complexities, rho, delta)
     lp = math.log(p)
     n = max(1, math.ceil(4 / rho**2 * math.log(max(rho**2 * m / lp, 1.0))))
     return float(np.mean(g <= rho) + 4 / rho * (w @ r) + 2 / rho * math.sqrt(lp / m)
                  + math.sqrt(n * lp / m + math.log(2 / delta) / (2 * m)))
 
-
+# %% ../nbs/20_vkr.ipynb #5cfe8b7b
 def theorem2_bound(margins,        # (m,) margins y_i f(x_i) in [-1, 1] (atoms valued in [-1, 1])
-                   mixture,        # (p,) weight of f on each family (sum <= 1)
+                   mixture,        # (p,) weight w_k of f on each family (sum <= 1)
                    complexities,   # (p,) Rademacher complexities R_m(H_k) of the [-1, 1]-valued families
                    rho: float,     # margin
                    K: float = 2.0, # K > 1: the factor K/(K-1) on the empirical margin loss
-                   delta: float = 0.05,
+                   delta: float = 0.05,    # confidence: the bound holds with probability >= 1 - delta
                    form: str = "derived",  # "derived": what Appendix A proves (erratum); "printed": the paper's statement
-                   ) -> float:
-    """Theorem 2. derived: `c R_{3rho/2} + 12K/rho sum_k w_k R_k + min_n [(1+c) e^{-n rho^2/8} + (2K^2 + 14K/3)(log(2/delta) + (2n-1) log p)/m]`;
-    printed: `c R_rho + 6K/rho sum_k w_k R_k + 40 K log p/(rho^2 m) + 5K log(2/delta)/m + 5K n log p/m`, `c = K/(K-1)`."""
+                   ) -> float:     # the bound on the error R(f)
+    r"""Right-hand side of Theorem 2 (local analysis), a bound on $R(f)$ whose sample-size terms are $O(\log m/m)$.
+
+    With $c=\frac K{K-1}$, `form="derived"` (what Appendix A proves; erratum in the text) is
+    $$c\,\widehat R_{S,3\rho/2}(f)+\frac{12K}\rho\sum_kw_k\mathfrak R_m(H_k)+\min_{n\ge1}\Big[(1+c)e^{-n\rho^2/8}
+    +\Big(2K^2+\frac{14K}3\Big)\frac{\log\frac2\delta+(2n-1)\log p}m\Big]$$
+    and `form="printed"` (the paper's statement) is
+    $$c\,\widehat R_{S,\rho}(f)+\frac{6K}\rho\sum_kw_k\mathfrak R_m(H_k)+40\frac{K\log p}{\rho^2m}+5K\frac{\log\frac2\delta}m
+    +5K\Big\lceil\frac8{\rho^2}\log\frac{\rho^2(1+c)m}{40K\log p}\Big\rceil\frac{\log p}m .$$
+
+    Reference: cortes2015vkr, Sec. 4, Thm. 2 and App. A; bartlett2005local, Thm. 2.1."""
     g, w, r, p, m = _theorem_inputs(margins, mixture, complexities, rho, delta)
     if not K > 1:
         raise ValueError(f"Theorem 2 needs K > 1; got {K!r}.")
@@ -148,9 +178,13 @@ def theorem2_bound(margins,        # (m,) margins y_i f(x_i) in [-1, 1] (atoms v
 
 # %% ../nbs/20_vkr.ipynb #5e0909af
 def trace_bound(Ks,                  # (p, m, m) PSD training stack
-                kappa=None,          # (p,) sup_x sqrt(K_k(x, x)); default: max over the sample
-                ) -> np.ndarray:
-    "Lemma 3: `kappa_k sqrt(Tr K_k) / m` for each kernel."
+                kappa=None,          # (p,) or scalar kappa_k = sup_x sqrt(K_k(x, x)); default: max over the sample
+                ) -> np.ndarray:     # (p,) bounds on R_hat_S(H_k)
+    r"""Lemma 3 (trace bound) on the empirical Rademacher complexity of each PDS kernel's family of atoms.
+
+    $$\widehat{\mathfrak R}_S(H_k)\le\frac{\kappa_k\sqrt{\mathrm{Tr}[\mathbf K_k]}}m,\qquad\kappa_k=\sup_x\sqrt{K_k(x,x)}$$
+
+    Reference: cortes2015vkr, Sec. 6, Lemma 3."""
     Ks = check_stack(Ks)
     m = Ks.shape[1]
     diag = np.einsum("kii->ki", Ks)
@@ -160,7 +194,7 @@ def trace_bound(Ks,                  # (p, m, m) PSD training stack
     kappa = np.sqrt(diag.max(axis=1)) if kappa is None else _check_kappa(kappa, Ks.shape[0])
     return kappa * np.sqrt(diag.sum(axis=1)) / m
 
-
+# %% ../nbs/20_vkr.ipynb #4d564226
 def _check_kappa(kappa, p) -> np.ndarray:
     "`kappa` as a (p,) array of finite non-negative sup-norm bounds, or a clear error."
     try:
@@ -172,40 +206,77 @@ def _check_kappa(kappa, p) -> np.ndarray:
     return k
 
 
-def pseudo_dimension(degree, n_features) -> np.ndarray:
-    "`d_k = C(N + k, k)`, the dimension of the feature space of a degree-k polynomial kernel on R^N (Eq. (4))."
+def pseudo_dimension(degree,          # polynomial degree(s) k: non-negative integers, scalar or array
+                     n_features,      # input dimension N
+                     ) -> np.ndarray: # d_k, exact in floating point (computed from log-factorials)
+    r"""Dimension $d_k$ of the feature space of a degree-$k$ polynomial kernel on $\mathbb R^N$ (the pseudo-dimension of $H_k$).
+
+    $$d_k=\binom{N+k}{k}$$
+
+    Reference: cortes2015vkr, Sec. 6, Eq. (4)."""
     k = np.asarray(degree, dtype=np.float64)
     N = float(n_features)
     if not np.isfinite(k).all() or (k < 0).any() or (k != np.round(k)).any() or not N >= 1:
         raise ValueError(f"degrees must be non-negative integers and n_features >= 1; got {degree!r}, {n_features!r}.")
     return np.exp(gammaln(N + k + 1) - gammaln(k + 1) - gammaln(N + 1))
 
+# %% ../nbs/20_vkr.ipynb #de23d911
+def degree_penalty(degrees,         # (p,) polynomial degrees k
+                   n_features,      # input dimension N
+                   kappa2,          # (p,) kappa_k^2 = sup_x K_k(x, x)
+                   ) -> np.ndarray: # (p,) penalties r_k
+    r"""The VKRD complexity penalty of polynomial kernels: Lemma 4's bound without its constant factor.
 
-def degree_penalty(degrees, n_features, kappa2) -> np.ndarray:
-    "The VKRD penalty `r_k = kappa_k^2 sqrt(d_k)` with `d_k = C(N + k, k)` (after Lemma 4)."
+    $$r_k=\kappa_k^2\sqrt{d_k},\qquad d_k=\binom{N+k}{k}$$
+
+    Reference: cortes2015vkr, Sec. 6, Lemma 4 and Eq. (4)."""
     return np.asarray(kappa2, float) * np.sqrt(pseudo_dimension(degrees, n_features))
 
+# %% ../nbs/20_vkr.ipynb #9b9c9e7d
+def degree_bound(degrees,         # (p,) polynomial degrees k
+                 n_features,      # input dimension N
+                 m,               # sample size
+                 kappa2,          # (p,) kappa_k^2 = sup_x K_k(x, x)
+                 ) -> np.ndarray: # (p,) bounds on R_hat_S(H_k)
+    r"""Lemma 4: bound on the empirical Rademacher complexity of the atoms of a degree-$k$ polynomial kernel.
 
-def degree_bound(degrees, n_features, m, kappa2) -> np.ndarray:
-    "Lemma 4: `12 kappa_k^2 sqrt(pi d_k / m)`."
+    $$\widehat{\mathfrak R}_S(H_k)\le12\kappa_k^2\sqrt{\frac{\pi d_k}m},\qquad d_k=\binom{N+k}{k}$$
+
+    Reference: cortes2015vkr, Sec. 6, Lemma 4."""
     return 12.0 * np.asarray(kappa2, float) * np.sqrt(np.pi * pseudo_dimension(degrees, n_features) / m)
 
 # %% ../nbs/20_vkr.ipynb #7af36f08
-def gaussian_bound(gammas,            # (p,) Gaussian widths
+def gaussian_bound(gammas,            # (p,) Gaussian widths gamma_k
                    dist_complexity,   # R_hat_S of {x -> ||x - x'||^2} (e.g. rademacher_mc of the squared distances)
                    m: int,            # sample size
                    corrected: bool = True,  # add the 1/sqrt(m) of the constant part (Lemma 5'); False: as printed
-                   ) -> np.ndarray:
-    "Lemma 5: `gamma R_hat_S(D)`; corrected (Lemma 5'): `gamma R_hat_S(D) + 1/sqrt(m)`."
+                   ) -> np.ndarray:   # (p,) bounds on R_hat_S(H_gamma_k)
+    r"""Bound on the empirical Rademacher complexity of each Gaussian family: Lemma 5′ (default) or Lemma 5 as printed.
+
+    $$\widehat{\mathfrak R}_S(H_\gamma)\le\gamma\,\widehat{\mathfrak R}_S(D)+\frac1{\sqrt m},\qquad D=\{x\mapsto\lVert x-x'\rVert^2\};$$
+    `corrected=False` drops the $1/\sqrt m$ of the constant part, as printed (then not a bound for small $\gamma$).
+
+    Reference: cortes2015vkr, Sec. 6, Lemma 5; ledoux1991."""
     g = np.asarray(gammas, dtype=np.float64)
     m = check_int(m, "m (the sample size)", 1)
     if not (np.isfinite(dist_complexity) and dist_complexity >= 0):
         raise ValueError(f"dist_complexity must be a finite Rademacher complexity >= 0; got {dist_complexity!r}.")
     return g * float(dist_complexity) + (1.0 / math.sqrt(m) if corrected else 0.0)
 
+# %% ../nbs/20_vkr.ipynb #0a57ef37
+def sigmoid_bound(a,                # slopes a of tanh(a x.x' + b) (scalar or array)
+                  b,                # offsets b (broadcast against a)
+                  lin_complexity,   # R_hat_S of {x -> x . x'} (e.g. rademacher_mc of the linear kernel)
+                  m: int,           # sample size
+                  corrected: bool = True,  # Lemma 6' (a bound); False: Lemma 6 as printed
+                  ) -> np.ndarray:  # bounds on R_hat_S(H_{a,b}), one per (a, b)
+    r"""Bound on the empirical Rademacher complexity of sigmoid families: Lemma 6′ (default) or Lemma 6 as printed.
 
-def sigmoid_bound(a, b, lin_complexity, m: int, corrected: bool = True) -> np.ndarray:
-    "Lemma 6: `4|a| R_hat_S(L)`; corrected (Lemma 6'): `2|a| R_hat_S(L) + |tanh b|/sqrt(m)` (`|a| R_hat_S(L)` when b = 0)."
+    $$\widehat{\mathfrak R}_S(H_{a,b})\le2|a|\,\widehat{\mathfrak R}_S(L)+\frac{|\tanh b|}{\sqrt m}\quad(|a|\,\widehat{\mathfrak R}_S(L)
+    \text{ if }b=0),\qquad L=\{x\mapsto x\cdot x'\};$$
+    `corrected=False` returns the printed $4|a|\,\widehat{\mathfrak R}_S(L)$ (not a bound for small $|a|$ when $b\ne0$).
+
+    Reference: cortes2015vkr, Sec. 6, Lemma 6; ledoux1991, Thm. 4.12."""
     a, b = np.broadcast_arrays(np.asarray(a, float), np.asarray(b, float))
     m = check_int(m, "m (the sample size)", 1)
     if not (np.isfinite(lin_complexity) and lin_complexity >= 0):
@@ -216,11 +287,16 @@ def sigmoid_bound(a, b, lin_complexity, m: int, corrected: bool = True) -> np.nd
     return factor * np.abs(a) * float(lin_complexity) + np.abs(np.tanh(b)) / math.sqrt(m)
 
 # %% ../nbs/20_vkr.ipynb #3fdedd35
-def local_bound(Ks,     # (p, m, m) symmetric PSD training stack
-                r,      # localisation radius (scalar or array of radii)
+def local_bound(Ks,          # (p, m, m) symmetric PSD training stack
+                r,           # localisation radius (scalar or 1-D array of radii)
                 kappa=None,  # (p,) sup_x sqrt(K_k(x, x)); default: max over the sample (bounds H_k(r)); 1: unit ball
-                ) -> np.ndarray:
-    "`sqrt((2/m) sum_j min(r, kappa_k^2 lambda_j))`, lambda_j the eigenvalues of `K_k / m`: shape (p,) or (p, len(r))."
+                ) -> np.ndarray:  # shape (p,) for a scalar r, (p, len(r)) for an array
+    r"""Bound on the Rademacher complexity of each localised family $H_k(r)$, the `local` penalty of Eq. (2).
+
+    $$\widehat{\mathfrak R}_S(H_k(r))\le\sqrt{\frac2m\sum_{j=1}^m\min\big(r,\kappa_k^2\lambda_j\big)},\qquad\lambda_j\text{ the eigenvalues of }\mathbf K_k/m,$$
+    $H_k(r)=\{h\in H_k:\frac1m\sum_ih(x_i)^2\le r\}$; with `kappa=1` it is the bound for the RKHS unit ball.
+
+    Reference: cortes2015vkr, Sec. 4, Eq. (2) and Sec. 6; mendelson2003; bartlett2005local."""
     Ks = check_stack(Ks, symmetric=True)
     p, m, _ = Ks.shape
     rr = np.atleast_1d(np.asarray(r, dtype=np.float64))
@@ -232,9 +308,20 @@ def local_bound(Ks,     # (p, m, m) symmetric PSD training stack
     out = np.sqrt(2.0 / m * np.minimum(lam[:, :, None], rr[None, None, :]).sum(axis=1))
     return out[:, 0] if np.ndim(r) == 0 else out
 
+# %% ../nbs/20_vkr.ipynb #3ff17d6a
+def local_rademacher_mc(K,                   # (m, m) symmetric PSD kernel matrix (or a stack of one)
+                        r,                   # localisation radius r >= 0
+                        n_draws: int = 200,  # Monte-Carlo draws of sigma
+                        random_state=0,      # seed of the sign draws
+                        n_grid: int = 400,   # grid points of the Lagrange multiplier t
+                        ) -> tuple[float, float]:  # (estimate, standard error)
+    r"""Monte-Carlo estimate (an over-estimate) of the local Rademacher complexity of the RKHS unit ball at radius $r$.
 
-def local_rademacher_mc(K, r, n_draws: int = 200, random_state=0, n_grid: int = 400) -> tuple[float, float]:
-    "`(1/m) E_sigma sup {sigma.v : v = f(S), ||f||_H <= 1, |v|^2/m <= r}` by Monte-Carlo (an over-estimate); (mean, stderr)."
+    $$\frac1m\mathbb E_\sigma\sup_{v=f(S),\,\lVert f\rVert\le1,\,\lVert v\rVert^2/m\le r}\sigma^\top v
+    =\frac1m\mathbb E_\sigma\min_{t\ge0}\sqrt{(1+tr)\sum_jc_j^2\frac{\mu_j}{1+t\lambda_j}}$$
+    with $\mathbf K=U\mathrm{diag}(\mu)U^\top$, $\lambda_j=\mu_j/m$, $c=U^\top\sigma$; the minimum is taken over a grid of $t$.
+
+    Reference: mendelson2003; bartlett2005local."""
     K = check_stack(K, "K", symmetric=True)[0]
     m = K.shape[0]
     mu, U = np.linalg.eigh((K + K.T) / 2)
@@ -253,8 +340,16 @@ def vkr_penalties(Ks,                 # (p, m, m) training stack
                   kernels=None,       # the p kernels (needed for 'degree' and 'gaussian')
                   n_features=None,    # N for the 'degree' penalty
                   s: float = 1e-2,    # localisation radius of the 'local' penalty
-                  n_draws: int = 100, random_state=0) -> np.ndarray:
-    "The complexity terms `r_k` of Eq. (1): trace (Lemma 3), degree (Lemma 4), gaussian (Lemma 5), Monte-Carlo (Eq. 3), local (Eq. 2)."
+                  n_draws: int = 100, # Monte-Carlo draws of the 'rademacher' penalty
+                  random_state=0,     # seed of the 'rademacher' penalty's sign draws
+                  ) -> np.ndarray:    # (p,) complexities r_k
+    r"""The complexity terms $r_k$ of Eq. (1), priced $\Lambda_k=\lambda r_k+\beta$, for one choice of penalty.
+
+    `trace`: $\kappa_k\sqrt{\mathrm{Tr}[\mathbf K_k]}/m$ (Lemma 3); `degree`: $\kappa_k^2\sqrt{d_k}$ (Lemma 4); `gaussian`:
+    $\gamma_k$ (Lemma 5); `rademacher`: the Monte-Carlo $\widehat{\mathfrak R}_S(H_k)$ (Eq. (3)); `local`:
+    $\sqrt{\frac2m\sum_j\min(s,\kappa_k^2\lambda_j)}$ (Eq. (2)); `none`: $0$.
+
+    Reference: cortes2015vkr, Sec. 3, Eq. (1) and Sec. 6."""
     if penalty not in PENALTIES:
         raise ValueError(f"penalty must be one of {PENALTIES}; got {penalty!r}.")
     Ks = check_stack(Ks)
@@ -282,7 +377,11 @@ def vkr_penalties(Ks,                 # (p, m, m) training stack
 # %% ../nbs/20_vkr.ipynb #64bb29f1
 @dataclass(repr=False, eq=False)
 class VKRResult(SolverResult):
-    "A VKR solution: `coef[k, j]` is alpha_{k,j}, the predictor `f(x) = sum_{k,j} alpha_{k,j} y_j K_k(x, x_j)`."
+    r"""A VKR solution: `coef[k, j]` is $\alpha_{k,j}$, and the predictor is the signed vote over the atoms.
+
+    $$f(x)=\sum_{j=1}^m\sum_{k=1}^p\alpha_{k,j}\,y_jK_k(x,x_j)$$
+
+    Reference: cortes2015vkr, Sec. 3, Eq. (1)."""
     coef: np.ndarray | None = None        # (p, m) the alpha_{k,j}
     y: np.ndarray | None = None           # (m,) training labels in {-1, +1}
     Lambda: np.ndarray | None = None      # (p,) per-kernel prices lam r_k + beta
@@ -300,8 +399,10 @@ class VKRResult(SolverResult):
         "Number of non-zero atoms `(k, j)`."
         return int(np.count_nonzero(self.coef))
 
-    def decision_function(self, K_test) -> np.ndarray:
-        "`f(x_t) = sum over non-zero atoms of alpha_{k,j} y_j K_k[t, j]` for a test stack `(p, n, m)`."
+    def decision_function(self,
+                          K_test,          # (p, n, m) stack: K_test[k, t, j] = K_k(x_t, x_j) against the training points
+                          ) -> np.ndarray: # (n,) values f(x_t)
+        r"$f(x_t)=\sum_{k,j}\alpha_{k,j}y_jK_k(x_t,x_j)$, summed over the non-zero atoms only."
         p, m = self.coef.shape
         K_test = np.asarray(K_test, dtype=np.float64)
         if K_test.ndim != 3 or K_test.shape[0] != p or K_test.shape[2] != m:
@@ -312,11 +413,13 @@ class VKRResult(SolverResult):
             raise ValueError("K_test contains NaN or inf in the columns the model uses.")
         return (self.coef[k, j] * self.y[j]) @ vals
 
-    def predict(self, K_test) -> np.ndarray:
-        "Labels `classes[f > 0]`."
+    def predict(self,
+                K_test,          # (p, n, m) test stack against the training points
+                ) -> np.ndarray: # (n,) labels
+        "Labels `classes[1]` where $f(x_t)>0$, else `classes[0]`."
         return self.classes[(self.decision_function(K_test) > 0).astype(int)]
 
-
+# %% ../nbs/20_vkr.ipynb #1a3677fe
 def _price(Ks, y, u) -> np.ndarray:
     "`Q'u` as a (p, m) array, `(Q'u)_{k,j} = y_j sum_i K_k[i, j] y_i u_i`, without forming Q."
     return np.einsum("kij,i->kj", Ks, y * u) * y
@@ -327,17 +430,33 @@ def _qcol(Ks, y, k, j) -> np.ndarray:
     return y * Ks[k, :, j] * y[j]
 
 
-def vkr_objective(Ks, y, coef, Lambda) -> float:
-    "Eq. (1): `(1/m) sum_i max(0, 1 - y_i sum_{k,j} alpha_{k,j} y_j K_k(x_i, x_j)) + sum_{k,j} Lambda_k |alpha_{k,j}|`."
+def vkr_objective(Ks,       # (p, m, m) training stack
+                  y,        # (m,) labels in {-1, +1}
+                  coef,     # (p, m) coefficients alpha_{k,j}
+                  Lambda,   # (p,) prices Lambda_k = lam r_k + beta
+                  ) -> float:
+    r"""The VKR objective $F(\boldsymbol\alpha)$ of Eq. (1): mean hinge loss of the margins plus the priced $\ell_1$ norm.
+
+    $$F(\boldsymbol\alpha)=\frac1m\sum_{i=1}^m\max\Big(0,1-y_i\sum_{j,k}\alpha_{k,j}y_jK_k(x_i,x_j)\Big)+\sum_{j,k}\Lambda_k|\alpha_{k,j}|$$
+
+    Reference: cortes2015vkr, Sec. 3, Eq. (1)."""
     g = y * np.einsum("kij,kj->i", Ks, coef * y)
     return float(np.maximum(0.0, 1.0 - g).mean() + np.asarray(Lambda) @ np.abs(coef).sum(axis=1))
 
+# %% ../nbs/20_vkr.ipynb #343c5aba
+def vkr_dual_value(Ks,      # (p, m, m) training stack
+                   y,       # (m,) labels in {-1, +1}
+                   u,       # (m,) any candidate dual point (e.g. the LP's duals); clipped to [0, 1/m]
+                   Lambda,  # (p,) prices Lambda_k
+                   ) -> float:  # D, a lower bound on min F
+    r"""Value $D$ of a feasible point of the LP's dual built from any $u$: a lower bound on the optimum of Eq. (1).
 
-def vkr_dual_value(Ks, y, u, Lambda) -> float:
-    """Value `c sum_i u_i` of the feasible dual point `c clip(u, 0, 1/m)`, `c = min(1, min_k Lambda_k / max_j |(Q'u)_{kj}|)`.
+    The dual is $\max_u\sum_iu_i$ s.t. $0\le u_i\le\frac1m$, $|(Q^\top u)_{k,j}|\le\Lambda_k$; with $\tilde u=\mathrm{clip}(u,0,\frac1m)$,
+    $$D=c\sum_i\tilde u_i,\qquad c=\min\Big(1,\min_k\frac{\Lambda_k}{\max_j|(Q^\top\tilde u)_{k,j}|}\Big),\qquad Q_{i,(k,j)}=y_iy_jK_k(x_i,x_j).$$
+    A kernel with $\Lambda_k=0$ imposes $Q_k^\top u=0$; scaling cannot restore that, so such a kernel is accepted only when
+    $|Q_k^\top u|$ is at round-off level (else the value is that of $u=0$, i.e. 0, still a valid lower bound).
 
-    A kernel with `Lambda_k = 0` imposes `Q_k'u = 0`; scaling cannot restore that, so such a kernel is accepted only when
-    `|Q_k'u|` is at round-off level (else the value is that of `u = 0`, i.e. 0, still a valid lower bound)."""
+    Reference: cortes2015vkr, Sec. 5 (the LP; its dual is derived in the text)."""
     m = y.shape[0]
     Lambda = np.asarray(Lambda, dtype=np.float64)
     u = np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0 / m)
@@ -373,7 +492,7 @@ def _vkr_certificate(F, D, fallback, zero_price):
         return fallback, "certificate: the LP's relative KKT residual (some Lambda_k = 0: no scaled dual point)"
     return gap, "certificate: relative duality gap (F - D)/F against a feasible dual point"
 
-
+# %% ../nbs/20_vkr.ipynb #0d33dad2
 def _active_set_polish(Ks, y, coef, Lambda, margin_tol: float = 1e-6, max_entries: int = 5 * 10 ** 7):
     """Solve the optimality conditions of the support `S` of `coef` and the margins `E` at 1 exactly: the primal
     `Q_{E,S} alpha_S = 1` (least squares) and the dual `Q_{E,S}' u_E = Lambda_S sign(alpha_S) - Q_{L,S}' 1/m` with
@@ -419,7 +538,7 @@ def _lp_matrix(cols: np.ndarray, m: int):
     "The LP's `[-Q_S, Q_S, -I]` for the columns `cols` (m, s) of Q, as a sparse matrix."
     return sp.hstack([sp.csr_array(-cols), sp.csr_array(cols), -sp.eye_array(m, format="csr")], format="csr")
 
-
+# %% ../nbs/20_vkr.ipynb #55a79b33
 def _vkr_lp(Ks, y, Lambda, tol, l1_bound=None):
     "The full LP of Section 5, cost scaled by `_lp_scale` (optionally with sum |alpha| <= l1_bound, problem (6)); returns (coef, ProgramResult with `.u`)."
     p, m, _ = Ks.shape
@@ -462,7 +581,7 @@ def _line_search(g, q, a, Lam, m) -> float:
             lo = mid + 1
     return float(b[lo])
 
-
+# %% ../nbs/20_vkr.ipynb #7d91fbce
 def _coordinate_descent(Ks, y, Lambda, atoms: dict, rounds: int, tol: float):
     "Appendix C from `atoms` {(k, j): alpha}; returns (atoms, rounds used, stalled)."
     p, m, _ = Ks.shape
@@ -505,7 +624,7 @@ def _coordinate_descent(Ks, y, Lambda, atoms: dict, rounds: int, tol: float):
         u = u_new
     return atoms, n, stalled
 
-
+# %% ../nbs/20_vkr.ipynb #94e621aa
 def _working_set(Ks, y, Lambda, atoms, tol: float, max_rounds: int, batch: int):
     "Column generation on the LP from the atoms `atoms` (keys (k, j)): returns (atoms, restricted ProgramResult, rounds, duals u, peak |S|, last S); pricing `|Q'u|_kj <= Lambda_k (1 + tol)`."
     p, m, _ = Ks.shape
@@ -539,22 +658,9 @@ def _working_set(Ks, y, Lambda, atoms, tol: float, max_rounds: int, batch: int):
         S = sorted(set(atoms) | set(new) | (set(S) if len(S) < max(4 * batch, m) else set()))
     return atoms, lp, rounds, u, peak, S
 
-# %% ../nbs/20_vkr.ipynb #ddc0c7a6
-def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K_k(x_i, x_j); any real kernels (PDS or not)
-              y,                     # (m,) binary labels (classes[1] becomes +1)
-              penalties,             # (p,) complexities r_k (or a scalar for all)
-              lam: float = 1e-3,     # lambda >= 0: weight of the complexity penalty
-              beta: float = 1e-3,    # beta >= 0: weight of the l1 norm (lambda = 0: the L1-SVM)
-              solver: str = "lp",    # "lp": HiGHS on the full LP; "cd": coordinate descent + working-set LP
-              tol: float = 1e-7,     # certificate tolerance: relative duality gap (F - D)/F
-              cd_rounds: int | None = None,  # coordinate-descent rounds before the working-set LP (default 2m)
-              max_rounds: int = 200, # column-generation rounds of the working-set LP
-              warn: bool = True,     # ConvergenceWarning unless 'optimal'
-              warm_start=None,       # solver="cd" only: a VKRResult (or (p, m) coef) on the same stack; its atoms seed the working set, CD is skipped
-              ) -> VKRResult:
-    "Minimise Eq. (1): `(1/m) sum_i (1 - y_i sum_{k,j} alpha_{k,j} y_j K_k(x_i, x_j))_+ + sum_{k,j} (lam r_k + beta) |alpha_{k,j}|`."
-    import time
-    t0 = time.perf_counter()
+# %% ../nbs/20_vkr.ipynb #3b6f60c8
+def _vkr_inputs(Ks, y, penalties, lam, beta, solver, tol, max_rounds, cd_rounds, warm_start):
+    "Validated `(Ks, y_pm, classes, Lambda, tol, max_rounds, cd_rounds)` of problem (1); prices `Lambda = lam r + beta`."
     Ks = check_stack(Ks)
     p, m, _ = Ks.shape
     y_pm, classes = check_binary_labels(y, m)
@@ -569,42 +675,73 @@ def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K
         raise ValueError(f"penalties must be {p} finite non-negative complexities r_k (one per kernel); got {np.shape(penalties)}.")
     if solver not in ("lp", "cd"):
         raise ValueError(f"solver must be 'lp' (HiGHS) or 'cd' (coordinate descent); got {solver!r}.")
-    Lambda = lam * r + beta
-    res = VKRResult(y=y_pm, Lambda=Lambda, classes=classes)
-    atoms, n_cd, stalled, n_ws, peak, start = {}, 0, False, 0, 0, None
     if warm_start is not None and solver != "cd":
         raise ValueError("warm_start needs solver='cd' (the working-set LP); the full LP of solver='lp' has no warm start.")
+    return Ks, y_pm, classes, lam * r + beta, tol, max_rounds, cd_rounds
+
+
+def _vkr_attempt(Ks, y_pm, Lambda, solver, inner, max_rounds, state, res):
+    """One solve at HiGHS tolerance `inner`: the full LP, or the working-set LP from `state` (atoms, start, counters,
+    updated in place). Returns `(coef or None, lp, u)`."""
+    p, m, _ = Ks.shape
+    if solver == "lp":
+        coef, lp = _vkr_lp(Ks, y_pm, Lambda, inner)
+        res.solver, res.n_iter, res.message = "highs", lp.n_iter, lp.message
+        return coef, lp, getattr(lp, "u", None)
+    atoms, lp, n, u, pk, res.working_set = _working_set(Ks, y_pm, Lambda, state["start"] or state["atoms"], inner,
+                                                        max_rounds, max(10, m // 10))
+    state.update(atoms=atoms, start=None, n_ws=state["n_ws"] + n, peak=max(state["peak"], pk))
+    coef = None if lp.x is None else np.zeros((p, m))
+    for (k, j), a in atoms.items():
+        coef[k, j] = a
+    res.solver, res.n_iter = "cd+working-set", state["n_cd"] + state["n_ws"]
+    res.message = (f"{state['how']}, {state['n_ws']} working-set LP rounds, largest working set {state['peak']} of "
+                   f"{p * m} atoms")
+    return coef, lp, u
+
+
+# %% ../nbs/20_vkr.ipynb #ddc0c7a6
+def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K_k(x_i, x_j); any real kernels (PDS or not)
+              y,                     # (m,) binary labels (classes[1] becomes +1)
+              penalties,             # (p,) complexities r_k (or a scalar for all)
+              lam: float = 1e-3,     # lambda >= 0: weight of the complexity penalty
+              beta: float = 1e-3,    # beta >= 0: weight of the l1 norm (lambda = 0: the L1-SVM)
+              solver: str = "lp",    # "lp": HiGHS on the full LP; "cd": coordinate descent + working-set LP
+              tol: float = 1e-7,     # certificate tolerance: relative duality gap (F - D)/F
+              cd_rounds: int | None = None,  # coordinate-descent rounds before the working-set LP (default 2m)
+              max_rounds: int = 200, # column-generation rounds of the working-set LP
+              warn: bool = True,     # ConvergenceWarning unless 'optimal'
+              warm_start=None,       # solver="cd" only: a VKRResult (or (p, m) coef) on the same stack; its atoms seed the working set, CD is skipped
+              ) -> VKRResult:        # coef, objective F, dual_objective D, relative gap, status
+    r"""Minimise the VKR objective, Eq. (1), by HiGHS on the LP of Section 5 or by coordinate descent and a working-set LP.
+
+    $$\min_{\boldsymbol\alpha}\ \frac1m\sum_{i=1}^m\max\Big(0,1-y_i\sum_{j,k}\alpha_{k,j}y_jK_k(x_i,x_j)\Big)+\sum_{j,k}(\lambda r_k+\beta)|\alpha_{k,j}|$$
+    `.status` is "optimal" only when the relative duality gap $(F-D)/F$ against a feasible dual point is $\le$ `tol`.
+
+    Reference: cortes2015vkr, Sec. 3, Eq. (1), Sec. 5 and App. C; huangfu2018."""
+    import time
+    t0 = time.perf_counter()
+    Ks, y_pm, classes, Lambda, tol, max_rounds, cd_rounds = _vkr_inputs(Ks, y, penalties, lam, beta, solver, tol,
+                                                                        max_rounds, cd_rounds, warm_start)
+    p, m, _ = Ks.shape
+    res = VKRResult(y=y_pm, Lambda=Lambda, classes=classes)
+    state = dict(atoms={}, start=None, n_cd=0, n_ws=0, peak=0, how="")
     if solver == "cd":
         res.solver = "cd+working-set"
         if _zero_is_optimal(Ks, y_pm, Lambda, res):
             return _finish_vkr(res, 1.0 - res.dual_objective, tol, t0, warn)
         if warm_start is not None:
-            atoms = _warm_atoms(warm_start, p, m)
-            n_warm = len(atoms)
-            start = set(atoms) | {tuple(kj) for kj in (getattr(warm_start, "working_set", None) or [])}
+            state["atoms"] = _warm_atoms(warm_start, p, m)
+            state["start"] = set(state["atoms"]) | {tuple(kj) for kj in (getattr(warm_start, "working_set", None) or [])}
+            state["how"] = f"warm start from {len(state['atoms'])} atoms"
         else:
             rounds = 2 * m if cd_rounds is None else cd_rounds
-            atoms, n_cd, stalled = _coordinate_descent(Ks, y_pm, Lambda, {}, rounds, tol)
+            state["atoms"], state["n_cd"], stalled = _coordinate_descent(Ks, y_pm, Lambda, {}, rounds, tol)
+            state["how"] = f"{state['n_cd']} CD rounds ({'stalled' if stalled else 'not stalled'})"
     for inner in (tol, tol * 1e-2):                 # HiGHS' tolerances are absolute: one retry, tighter, if the gap is not met
-        if solver == "lp":
-            coef, lp = _vkr_lp(Ks, y_pm, Lambda, inner)
-            res.solver, res.n_iter, res.message = "highs", lp.n_iter, lp.message
-            u = getattr(lp, "u", None)
-        else:
-            atoms, lp, n, u, pk, res.working_set = _working_set(Ks, y_pm, Lambda, start or atoms, inner, max_rounds,
-                                                                max(10, m // 10))
-            start = None
-            n_ws, peak = n_ws + n, max(peak, pk)
-            coef = None if lp.x is None else np.zeros((p, m))
-            for (k, j), a in atoms.items():
-                coef[k, j] = a
-            res.solver, res.n_iter = "cd+working-set", n_cd + n_ws
-            how0 = (f"warm start from {n_warm} atoms" if warm_start is not None
-                    else f"{n_cd} CD rounds ({'stalled' if stalled else 'not stalled'})")
-            res.message = f"{how0}, {n_ws} working-set LP rounds, largest working set {peak} of {p * m} atoms"
+        coef, lp, u = _vkr_attempt(Ks, y_pm, Lambda, solver, inner, max_rounds, state, res)
         if coef is None:
-            res.status, res.coef = lp.status, np.zeros((p, m))
-            res.objective = np.nan
+            res.status, res.coef, res.objective = lp.status, np.zeros((p, m)), np.nan
             return _finish_vkr(res, np.inf, tol, t0, warn)
         coef[np.abs(coef) <= 1e-13 * max(np.abs(coef).max(initial=0.0), 1e-300)] = 0.0
         fallback = lp.gap if solver == "lp" or getattr(lp, "priced", False) else np.inf
@@ -615,6 +752,7 @@ def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K
     return _finish_vkr(res, gap, tol, t0, warn)
 
 
+# %% ../nbs/20_vkr.ipynb #f7c2414b
 def _zero_is_optimal(Ks, y, Lambda, res) -> bool:
     """If `u = 1/m` is dual feasible (`|Q'u| <= Lambda`), its value 1 equals `F(0)`: store `alpha = 0` in `res` (objective,
     dual value, message) and return True, so no LP is solved; else return False and leave `res` alone."""
@@ -649,8 +787,17 @@ def _finish_vkr(res, gap, tol, t0, warn):
     return res
 
 
-def l1_svm(Ks, y, beta: float = 1e-3, **kw) -> VKRResult:
-    "The norm-1 SVM (Zhu et al. 2003) as VKR with lambda = 0: `(1/m) sum_i hinge_i + beta sum |alpha|`; beta = 0: hinge loss only."
+def l1_svm(Ks,                  # (p, m, m) training stack (one kernel: p = 1)
+           y,                   # (m,) binary labels
+           beta: float = 1e-3,  # weight of the l1 norm; 0: hinge loss only
+           **kw,                # passed on to solve_vkr (solver, tol, ...)
+           ) -> VKRResult:      # the solution, as from solve_vkr
+    r"""The norm-1 SVM, solved as VKR with $\lambda=0$: no complexity penalty, the $\ell_1$ norm priced by $\beta$.
+
+    $$\min_{\boldsymbol\alpha}\ \frac1m\sum_{i=1}^m\max\Big(0,1-y_i\sum_{j,k}\alpha_{k,j}y_jK_k(x_i,x_j)\Big)+\beta\sum_{j,k}|\alpha_{k,j}|$$
+    Other keywords (`solver`, `tol`, ...) are passed on to `solve_vkr`.
+
+    Reference: zhu2004; cortes2015vkr, Sec. 3."""
     return solve_vkr(Ks, y, 0.0, lam=0.0, beta=beta, **kw)
 
 # %% ../nbs/20_vkr.ipynb #119453d8
@@ -686,7 +833,7 @@ def _new_highs(Highs):
         os.dup2(saved, 1)
         os.close(saved)
 
-
+# %% ../nbs/20_vkr.ipynb #c6bafbc7
 class _WarmLP:
     "The LP of Section 5 on a growing set of atoms, kept in one HiGHS model: costs change, columns are added, the basis stays."
 
@@ -704,76 +851,84 @@ class _WarmLP:
         self.h.addRows(m, np.ones(m), np.full(m, np.inf), m, ar, ar, np.ones(m))    # (Q alpha)_i + xi_i >= 1
         self.atoms, self.index = [], {}
 
-    def tighten(self, factor):
-        "Multiply HiGHS' feasibility tolerances by `factor`."
-        self.feas *= factor
-        for k in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-            self.h.setOptionValue(k, self.feas)
-
-    def prune(self, keep: int):
-        "Delete the columns of atoms that are zero and non-basic (the basis stays valid) when more than `keep` atoms are held."
-        n, m = len(self.atoms), self.y.size
-        if n <= keep:
-            return
-        x = np.asarray(self.h.getSolution().col_value)[m:m + 2 * n].reshape(n, 2)
-        st = self.h.getBasis().col_status[m:m + 2 * n]
-        basic = np.array([str(v).endswith("kBasic") for v in st]).reshape(n, 2).any(axis=1)
-        drop = np.flatnonzero((x == 0).all(axis=1) & ~basic)
-        if drop.size == 0:
-            return
-        cols = np.sort(np.concatenate([m + 2 * drop, m + 2 * drop + 1])).astype(np.int32)
-        self.h.deleteCols(cols.size, cols)
-        gone = set(drop.tolist())
-        self.atoms = [a for t, a in enumerate(self.atoms) if t not in gone]
-        self.index = {a: t for t, a in enumerate(self.atoms)}
-
-    def add(self, atoms):
-        "Columns alpha+ and alpha- of the atoms not yet in the model."
-        new = [a for a in atoms if a not in self.index]
-        if not new:
-            return
-        m, s = self.y.size, len(new)
-        Q = np.stack([_qcol(self.Ks, self.y, k, j) for k, j in new])           # (s, m) rows = columns of Q
-        vals = np.stack([Q, -Q], axis=1).reshape(2 * s, m)                     # alpha+, alpha- interleaved
-        self.h.addCols(2 * s, np.zeros(2 * s), np.zeros(2 * s), np.full(2 * s, np.inf), 2 * s * m,
-                       (np.arange(2 * s) * m).astype(np.int32), np.tile(np.arange(m, dtype=np.int32), 2 * s), vals.ravel())
-        for a in new:
-            self.index[a] = len(self.atoms)
-            self.atoms.append(a)
-
-    def solve(self, Lambda, tol, batch, max_rounds):
-        "Column generation from the current model and basis: `(coef, u, rounds, priced)`."
-        Ks, y = self.Ks, self.y
-        p, m, _ = Ks.shape
-        scale = _lp_scale(Lambda, m)
-        thr = Lambda[:, None] * (1.0 + tol) + np.where(Lambda > 0, 0.0, tol / m)[:, None]
-        if not self.atoms:
-            v = np.abs(_price(Ks, y, np.full(m, 1.0 / m))) - Lambda[:, None]
-            self.add([tuple(int(t) for t in np.unravel_index(i, v.shape)) for i in np.argsort(v, axis=None)[::-1][:batch]])
-        priced = False
-        for rounds in range(1, max_rounds + 1):
-            n = len(self.atoms)
-            cost = scale * np.concatenate([np.full(m, 1.0 / m), np.repeat([Lambda[k] for k, _ in self.atoms], 2)])
-            self.h.changeColsCost(m + 2 * n, np.arange(m + 2 * n, dtype=np.int32), cost)
-            self.h.run()
-            sol = self.h.getSolution()
-            x, u = np.asarray(sol.col_value), np.asarray(sol.row_dual) / scale
-            if x.size != m + 2 * n or not np.isfinite(u).all():
-                return None, None, rounds, False
-            v = np.abs(_price(Ks, y, u)) - thr
-            for k, j in self.atoms:
-                v[k, j] = -np.inf
-            if float(v.max()) <= 0:
-                priced = True
-                break
-            self.add([tuple(int(t) for t in np.unravel_index(i, v.shape)) for i in np.argsort(v, axis=None)[::-1][:batch]
-                      if v.flat[i] > 0])
-        coef = np.zeros((p, m))
-        ks, js = (np.array(t) for t in zip(*self.atoms))
-        coef[ks, js] = x[m:m + 2 * n:2] - x[m + 1:m + 2 * n:2]
-        return coef, u, rounds, priced
+# %% ../nbs/20_vkr.ipynb #9a09a042
+@patch
+def tighten(self: _WarmLP, factor):
+    "Multiply HiGHS' feasibility tolerances by `factor`."
+    self.feas *= factor
+    for k in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+        self.h.setOptionValue(k, self.feas)
 
 
+@patch
+def prune(self: _WarmLP, keep: int):
+    "Delete the columns of atoms that are zero and non-basic (the basis stays valid) when more than `keep` atoms are held."
+    n, m = len(self.atoms), self.y.size
+    if n <= keep:
+        return
+    x = np.asarray(self.h.getSolution().col_value)[m:m + 2 * n].reshape(n, 2)
+    st = self.h.getBasis().col_status[m:m + 2 * n]
+    basic = np.array([str(v).endswith("kBasic") for v in st]).reshape(n, 2).any(axis=1)
+    drop = np.flatnonzero((x == 0).all(axis=1) & ~basic)
+    if drop.size == 0:
+        return
+    cols = np.sort(np.concatenate([m + 2 * drop, m + 2 * drop + 1])).astype(np.int32)
+    self.h.deleteCols(cols.size, cols)
+    gone = set(drop.tolist())
+    self.atoms = [a for t, a in enumerate(self.atoms) if t not in gone]
+    self.index = {a: t for t, a in enumerate(self.atoms)}
+
+
+@patch
+def add(self: _WarmLP, atoms):
+    "Columns alpha+ and alpha- of the atoms not yet in the model."
+    new = [a for a in atoms if a not in self.index]
+    if not new:
+        return
+    m, s = self.y.size, len(new)
+    Q = np.stack([_qcol(self.Ks, self.y, k, j) for k, j in new])           # (s, m) rows = columns of Q
+    vals = np.stack([Q, -Q], axis=1).reshape(2 * s, m)                     # alpha+, alpha- interleaved
+    self.h.addCols(2 * s, np.zeros(2 * s), np.zeros(2 * s), np.full(2 * s, np.inf), 2 * s * m,
+                   (np.arange(2 * s) * m).astype(np.int32), np.tile(np.arange(m, dtype=np.int32), 2 * s), vals.ravel())
+    for a in new:
+        self.index[a] = len(self.atoms)
+        self.atoms.append(a)
+
+# %% ../nbs/20_vkr.ipynb #8051c320
+@patch
+def solve(self: _WarmLP, Lambda, tol, batch, max_rounds):
+    "Column generation from the current model and basis: `(coef, u, rounds, priced)`."
+    Ks, y = self.Ks, self.y
+    p, m, _ = Ks.shape
+    scale = _lp_scale(Lambda, m)
+    thr = Lambda[:, None] * (1.0 + tol) + np.where(Lambda > 0, 0.0, tol / m)[:, None]
+    if not self.atoms:
+        v = np.abs(_price(Ks, y, np.full(m, 1.0 / m))) - Lambda[:, None]
+        self.add([tuple(int(t) for t in np.unravel_index(i, v.shape)) for i in np.argsort(v, axis=None)[::-1][:batch]])
+    priced = False
+    for rounds in range(1, max_rounds + 1):
+        n = len(self.atoms)
+        cost = scale * np.concatenate([np.full(m, 1.0 / m), np.repeat([Lambda[k] for k, _ in self.atoms], 2)])
+        self.h.changeColsCost(m + 2 * n, np.arange(m + 2 * n, dtype=np.int32), cost)
+        self.h.run()
+        sol = self.h.getSolution()
+        x, u = np.asarray(sol.col_value), np.asarray(sol.row_dual) / scale
+        if x.size != m + 2 * n or not np.isfinite(u).all():
+            return None, None, rounds, False
+        v = np.abs(_price(Ks, y, u)) - thr
+        for k, j in self.atoms:
+            v[k, j] = -np.inf
+        if float(v.max()) <= 0:
+            priced = True
+            break
+        self.add([tuple(int(t) for t in np.unravel_index(i, v.shape)) for i in np.argsort(v, axis=None)[::-1][:batch]
+                  if v.flat[i] > 0])
+    coef = np.zeros((p, m))
+    ks, js = (np.array(t) for t in zip(*self.atoms))
+    coef[ks, js] = x[m:m + 2 * n:2] - x[m + 1:m + 2 * n:2]
+    return coef, u, rounds, priced
+
+# %% ../nbs/20_vkr.ipynb #48b3c51e
 def vkr_path(Ks,                   # (p, m, m) training stack
              y,                    # (m,) binary labels
              penalties,            # (p,) complexities r_k (or a scalar)
@@ -783,8 +938,12 @@ def vkr_path(Ks,                   # (p, m, m) training stack
              warm_basis: bool = True,  # keep one HiGHS model (basis) along the path; False: carry the working set only
              max_rounds: int = 200,    # column-generation rounds per point
              warn: bool = True,    # ConvergenceWarning for any point that is not 'optimal'
-             ) -> dict:
-    "Eq. (1) on the grid `lams x betas`, each point warm-started from its neighbour: `{(lam, beta): VKRResult}`."
+             ) -> dict:            # {(lam, beta): VKRResult}
+    r"""Eq. (1) solved on the whole grid `lams` × `betas`, each point warm-started from its grid neighbour.
+
+    Only the prices $\Lambda_k=\lambda r_k+\beta$ change along the path; every point carries `solve_vkr`'s certificate.
+
+    Reference: cortes2015vkr, Sec. 3, Eq. (1) and Sec. 5."""
     import time
     Ks = check_stack(Ks)
     p, m, _ = Ks.shape
@@ -823,7 +982,7 @@ def vkr_path(Ks,                   # (p, m, m) training stack
             out[lam, beta] = prev = res
     return out
 
-
+# %% ../nbs/20_vkr.ipynb #1e615f6f
 def _warm_point(Ks, y, classes, Lambda, lp, tol, max_rounds, batch) -> VKRResult:
     "One grid point on the warm HiGHS model, with the same certificate as `solve_vkr`."
     p, m, _ = Ks.shape
@@ -845,11 +1004,16 @@ def _warm_point(Ks, y, classes, Lambda, lp, tol, max_rounds, batch) -> VKRResult
 
 # %% ../nbs/20_vkr.ipynb #c6b8c9ef
 def vkr_margins(res: VKRResult,   # a solve_vkr result
-                Ks,               # (p, n, m) stack against the training points (the training stack itself by default use)
+                Ks,               # (p, n, m) stack of n points against the training points (the training stack: training margins)
                 y=None,           # (n,) labels of the rows of Ks; default: the training labels
                 kappa2=None,      # (p,) kappa_k^2 = sup_x K_k(x, x); default: max of the diagonal of a square Ks
-                ) -> tuple[np.ndarray, np.ndarray]:
-    "`(margins, mixture)` over the atoms `K_k(., x_j)/kappa_k^2` (values in [-1, 1]): `y_i f(x_i)/A`, `sum_j a_kj / A`, `a_kj = kappa_k^2 |alpha_kj|`, `A = sum a`."
+                ) -> tuple[np.ndarray, np.ndarray]:  # (margins (n,), mixture (p,))
+    r"""A VKR solution as a member of $\mathrm{conv}(\bigcup_kH_k)$ over the atoms $K_k(\cdot,x_j)/\kappa_k^2$ (values in $[-1,1]$): margins and mixture.
+
+    $$a_{k,j}=\kappa_k^2|\alpha_{k,j}|,\quad A=\sum_{k,j}a_{k,j},\qquad\text{margins }\frac{y_if(x_i)}A\in[-1,1],\qquad w_k=\frac1A\sum_ja_{k,j}$$
+    (zeros when $\boldsymbol\alpha=0$): the inputs of `theorem1_bound` and `theorem2_bound`.
+
+    Reference: cortes2015vkr, Sec. 4."""
     Ks = check_stack(Ks, square=False, m=res.coef.shape[1])
     y_pm = res.y if y is None else check_binary_labels(y, Ks.shape[1])[0]
     if kappa2 is None:
@@ -866,14 +1030,19 @@ def vkr_margins(res: VKRResult,   # a solve_vkr result
 
 # %% ../nbs/20_vkr.ipynb #5357d880
 class VKRClassifier(ClassifierMixin, BaseEstimator):
-    """Voted Kernel Regularization (binary): minimises Eq. (1) over the atoms `y_j K_k(., x_j)` of a kernel bank.
+    r"""Voted Kernel Regularization (binary): minimises Eq. (1) over the atoms $y_jK_k(\cdot,x_j)$ of a kernel bank.
 
-    No offset: `f(x) = sum_{k,j} alpha_kj y_j K_k(x, x_j)`, as in the paper's Eq. (1). `n_support_` is the number of
+    $$f(x)=\sum_{j,k}\alpha_{k,j}\,y_jK_k(x,x_j),\qquad
+    \min_{\boldsymbol\alpha}\ \frac1m\sum_{i=1}^m\max\big(0,1-y_if(x_i)\big)+\sum_{j,k}(\lambda r_k+\beta)|\alpha_{k,j}|$$
+
+    No offset, as in the paper's Eq. (1). `n_support_` is the number of
     non-zero atoms (k, j), `n_support_points_` the number of distinct training points x_j they use; prediction touches
     only those atoms; `weights_[k]` is kernel k's share of `sum |alpha|`. With `scale_inputs=True` inputs are divided
     by `input_scale_` (the largest training-row norm; not for precomputed kernels), so a Gaussian of width gamma acts as
     `exp(-gamma/input_scale_^2 |x - x'|^2)` on the raw inputs: use `scale_inputs=False` for gamma to mean the paper's.
-    The default bank, `default_bank(X, "polynomial")`, standardises the features itself, so the scaling is moot there."""
+    The default bank, `default_bank(X, "polynomial")`, standardises the features itself, so the scaling is moot there.
+
+    Reference: cortes2015vkr, Sec. 3, Eq. (1) and Sec. 6."""
 
     def __init__(self,
                  kernels=None,          # list of mklbook kernels; None: default_bank(X, "polynomial"), degrees 1..10
@@ -884,8 +1053,9 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
                  scale_inputs: bool = True,  # divide inputs by the largest training-row norm (changes what a Gaussian's gamma means)
                  s: float = 1e-2,       # localisation radius of penalty='local'
                  n_draws: int = 100,    # Monte-Carlo draws of penalty='rademacher'
-                 random_state=0,
-                 tol: float = 1e-7):
+                 random_state=0,        # seed of the sign draws of penalty='rademacher'
+                 tol: float = 1e-7,     # certificate tolerance of solve_vkr: relative duality gap (F - D)/F
+                 ):
         self.kernels = kernels
         self.lam = lam
         self.beta = beta
@@ -902,62 +1072,81 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False      # VKR's objective is binary
         return tags
 
-    def _scaled(self, X):
-        return X / self.input_scale_
+# %% ../nbs/20_vkr.ipynb #5ad3bc74
+@patch
+def _scaled(self: VKRClassifier, X):
+    return X / self.input_scale_
 
-    def fit(self, X, y):
-        "Build the training stack, the penalties r_k, and solve Eq. (1)."
-        Ks, Xs, y = self._prepare(X, y)
-        return self._adopt(solve_vkr(Ks, y, self.penalties_, self.lam, self.beta, solver=self.solver, tol=self.tol), Xs)
 
-    def _prepare(self, X, y):
-        "Validate, scale, build the training stack and the penalties r_k (they do not depend on lam, beta): `(Ks, Xs, y)`."
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported: the target is {y_type}. VKR is binary; use "
-                             "sklearn.multiclass.OneVsRestClassifier(VKRClassifier()) for more classes.")
-        self.classes_ = np.unique(y)
-        kernels = kernel_list(self.kernels, X, type(self).__name__, family="polynomial")
-        precomputed = all(isinstance(k, Precomputed) for k in kernels)      # X holds sample indices then
-        big = float(np.abs(X).max()) if X.size else 0.0           # rows scaled first: |x|^2 overflows beyond 1e154
-        norm = big * float(np.linalg.norm(X / big, axis=1).max()) if self.scale_inputs and not precomputed and big > 0 else 1.0
-        self.input_scale_ = norm if norm > 0 else 1.0
-        Xs = self._scaled(X)
-        self.bank_ = KernelBank(kernels)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            Ks = self.bank_.fit_transform(Xs)
-        self.penalties_ = vkr_penalties(Ks, self.penalty, self.bank_.kernels_, X.shape[1], self.s, self.n_draws,
-                                        self.random_state)
-        return Ks, Xs, y
+@patch
+def fit(self: VKRClassifier,
+        X,   # (m, d) training inputs (sample indices for Precomputed kernels)
+        y,   # (m,) binary labels
+        ):
+    "Build the training stack and the penalties $r_k$, and solve Eq. (1)."
+    Ks, Xs, y = self._prepare(X, y)
+    return self._adopt(solve_vkr(Ks, y, self.penalties_, self.lam, self.beta, solver=self.solver, tol=self.tol), Xs)
 
-    def _adopt(self, result, Xs):
-        "Keep what prediction needs from a `solve_vkr` result on the stack of `_prepare` (used by `fit` and by grid paths)."
-        self.result_ = result
-        coef = result.coef
-        mass = np.abs(coef).sum(axis=1)
-        self.weights_ = mass / mass.sum() if mass.sum() > 0 else np.full(coef.shape[0], 1.0 / coef.shape[0])
-        self.n_support_ = result.n_support
-        self.kernel_support_ = [np.flatnonzero(coef[k]) for k in range(coef.shape[0])]
-        self.support_points_ = np.flatnonzero(np.any(coef != 0, axis=0))
-        self.n_support_points_ = int(self.support_points_.size)
-        self.support_vectors_ = [Xs[j] for j in self.kernel_support_]
-        self.dual_coef_ = [coef[k, j] * result.y[j] for k, j in enumerate(self.kernel_support_)]
-        return self
 
-    def decision_function(self, X):
-        "`f(x) = sum over non-zero atoms of alpha_{k,j} y_j K_k(x, x_j)` (positive: classes_[1])."
-        check_is_fitted(self, "result_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        Xs = self._scaled(X)
-        f = np.zeros(X.shape[0])
-        for q, (sv, c) in enumerate(zip(self.support_vectors_, self.dual_coef_)):
-            if c.size:
-                f += self.bank_.raw_kernel(q, Xs, sv) @ c
-        return f
+@patch
+def _prepare(self: VKRClassifier, X, y):
+    "Validate, scale, build the training stack and the penalties r_k (they do not depend on lam, beta): `(Ks, Xs, y)`."
+    X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+        raise ValueError(f"Only binary classification is supported: the target is {y_type}. VKR is binary; use "
+                         "sklearn.multiclass.OneVsRestClassifier(VKRClassifier()) for more classes.")
+    self.classes_ = np.unique(y)
+    kernels = kernel_list(self.kernels, X, type(self).__name__, family="polynomial")
+    precomputed = all(isinstance(k, Precomputed) for k in kernels)      # X holds sample indices then
+    big = float(np.abs(X).max()) if X.size else 0.0           # rows scaled first: |x|^2 overflows beyond 1e154
+    norm = big * float(np.linalg.norm(X / big, axis=1).max()) if self.scale_inputs and not precomputed and big > 0 else 1.0
+    self.input_scale_ = norm if norm > 0 else 1.0
+    Xs = self._scaled(X)
+    self.bank_ = KernelBank(kernels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        Ks = self.bank_.fit_transform(Xs)
+    self.penalties_ = vkr_penalties(Ks, self.penalty, self.bank_.kernels_, X.shape[1], self.s, self.n_draws,
+                                    self.random_state)
+    return Ks, Xs, y
 
-    def predict(self, X):
-        "`classes_[1]` where the decision function is positive, else `classes_[0]`."
-        f = self.decision_function(X)
-        return self.classes_[(f > 0).astype(int)]
+# %% ../nbs/20_vkr.ipynb #1480b7cc
+@patch
+def _adopt(self: VKRClassifier, result, Xs):
+    "Keep what prediction needs from a `solve_vkr` result on the stack of `_prepare` (used by `fit` and by grid paths)."
+    self.result_ = result
+    coef = result.coef
+    mass = np.abs(coef).sum(axis=1)
+    self.weights_ = mass / mass.sum() if mass.sum() > 0 else np.full(coef.shape[0], 1.0 / coef.shape[0])
+    self.n_support_ = result.n_support
+    self.kernel_support_ = [np.flatnonzero(coef[k]) for k in range(coef.shape[0])]
+    self.support_points_ = np.flatnonzero(np.any(coef != 0, axis=0))
+    self.n_support_points_ = int(self.support_points_.size)
+    self.support_vectors_ = [Xs[j] for j in self.kernel_support_]
+    self.dual_coef_ = [coef[k, j] * result.y[j] for k, j in enumerate(self.kernel_support_)]
+    return self
+
+
+@patch
+def decision_function(self: VKRClassifier,
+                      X,   # (n, d) inputs
+                      ):
+    r"$f(x)=\sum_{k,j}\alpha_{k,j}y_jK_k(x,x_j)$ over the non-zero atoms only (positive: `classes_[1]`)."
+    check_is_fitted(self, "result_")
+    X = validate_data(self, X, dtype=np.float64, reset=False)
+    Xs = self._scaled(X)
+    f = np.zeros(X.shape[0])
+    for q, (sv, c) in enumerate(zip(self.support_vectors_, self.dual_coef_)):
+        if c.size:
+            f += self.bank_.raw_kernel(q, Xs, sv) @ c
+    return f
+
+
+@patch
+def predict(self: VKRClassifier,
+            X,   # (n, d) inputs
+            ):
+    "`classes_[1]` where the decision function is positive, else `classes_[0]`."
+    f = self.decision_function(X)
+    return self.classes_[(f > 0).astype(int)]

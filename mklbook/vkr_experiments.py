@@ -35,19 +35,28 @@ __all__ = ['TABLE1_SETS', 'PAPER_TABLE1', 'PAPER_TABLE2', 'SVM_MAX_ITER', 'SV_EX
 
 # %% ../nbs/21_vkr_experiments.ipynb #aa330e2d
 class UnitBallScaler(TransformerMixin, BaseEstimator):
-    "Divide inputs by the largest Euclidean norm of a training row: `x -> x / max_i ||x_i||`."
+    r"""Divide inputs by the largest Euclidean norm of a training row, so that the training rows lie in the unit ball.
 
-    def fit(self, X, y=None):
+    $$x\mapsto\frac x{\max_i\lVert x_i\rVert_2}\qquad(\text{scale 1 when every training row is zero})$$"""
+
+    def fit(self,
+            X,       # (m, d) training inputs
+            y=None,  # ignored
+            ):
+        r"Store `scale_` $=\max_i\lVert x_i\rVert_2$ over the training rows (1 if they are all zero)."
         X = validate_data(self, X, dtype=np.float64)
         n = float(np.linalg.norm(X, axis=1).max())
         self.scale_ = n if n > 0 else 1.0
         return self
 
-    def transform(self, X):
+    def transform(self,
+                  X,  # (n, d) inputs
+                  ):
+        "`X / scale_`."
         check_is_fitted(self, "scale_")
         return validate_data(self, X, dtype=np.float64, reset=False) / self.scale_
 
-
+# %% ../nbs/21_vkr_experiments.ipynb #ac1cb0b5
 TABLE1_SETS = {  # book name: (registry name or 'digits49', size used, paper's row name)
     "ocr49 (digits 4v9)": ("digits49", None, "ocr49"),
     "phishing": ("phishing", 2456, "phishing"),
@@ -60,8 +69,13 @@ TABLE1_SETS = {  # book name: (registry name or 'digits49', size used, paper's r
 }
 
 
-def load_vkr_dataset(name: str, max_n: int | None = None, random_state: int = 0):
-    "`(X, y)` of a Table 1/2 set (`TABLE1_SETS` key or registry name), subsampled (stratified) to the paper's size or `max_n`."
+def load_vkr_dataset(name: str,                  # a TABLE1_SETS key, or a data-registry name
+                     max_n: int | None = None,   # cap on the number of points (stratified subsample)
+                     random_state: int = 0,      # seed of the subsample
+                     ):
+    """`(X, y)` of a Table 1/2 set (`TABLE1_SETS` key or registry name), subsampled (stratified) to the paper's size or `max_n`.
+
+    Reference: cortes2015vkr, Sec. 7 and App. E (the data sets and their sizes)."""
     reg, size, _ = TABLE1_SETS.get(name, (name, None, name))
     if reg == "digits49":
         d = load_digits()
@@ -105,8 +119,15 @@ def _grid(quick, full):
     return full if not quick else [full[len(full) // 3], full[2 * len(full) // 3]]
 
 
-def table1_methods(quick: bool = False, degrees=None, lam_grid=None, beta_grid=None, C_grid=None) -> dict:
-    "`{name: (pipeline, grid)}` for Table 1: L2-SVM, L1-SVM, VKRT, VKRD on polynomial kernels."
+def table1_methods(quick: bool = False,  # the CI setting: degrees 1..4, two values per grid
+                   degrees=None,         # polynomial degrees; default 1..10 (1..4 when quick)
+                   lam_grid=None,        # VKR's lambda grid; default {10^-i: i = 0..8}
+                   beta_grid=None,       # beta grid of VKR and the L1-SVM; default {10^-i: i = 0..8}
+                   C_grid=None,          # the L2-SVM's C grid; default {10^i: i = -4..7}
+                   ) -> dict:            # {name: (pipeline, param_grid)}
+    """`{name: (pipeline, grid)}` for Table 1: L2-SVM, L1-SVM, VKRT, VKRD on polynomial kernels.
+
+    Reference: cortes2015vkr, Sec. 7, Table 1."""
     degrees = list(degrees or (range(1, 5) if quick else range(1, 11)))
     lam_grid = lam_grid or _grid(quick, [10.0 ** -i for i in range(9)])
     beta_grid = beta_grid or _grid(quick, [10.0 ** -i for i in range(9)])
@@ -123,9 +144,16 @@ def table1_methods(quick: bool = False, degrees=None, lam_grid=None, beta_grid=N
         "VKRD": (vkr("degree"), {"vkrclassifier__lam": lam_grid, "vkrclassifier__beta": beta_grid}),
     }
 
+# %% ../nbs/21_vkr_experiments.ipynb #0d1bf849
+def table2_methods(quick: bool = False,  # the CI setting: two values per grid
+                   gammas=None,          # Gaussian widths; default {10^(i/2): i = -4..4}
+                   lam_grid=None,        # VKRG's lambda grid; default {10^-i: i = 0..8}
+                   beta_grid=None,       # VKRG's beta grid; default {10^-i: i = 0..8}
+                   C_grid=None,          # the L2-SVM-uniform's C grid; default {10^i: i = -5..7}
+                   ) -> dict:            # {name: (pipeline, param_grid)}
+    """`{name: (pipeline, grid)}` for Table 2: L2-SVM on the uniform Gaussian combination, and VKRG; gamma acts on the standardised features.
 
-def table2_methods(quick: bool = False, gammas=None, lam_grid=None, beta_grid=None, C_grid=None) -> dict:
-    "`{name: (pipeline, grid)}` for Table 2: L2-SVM on the uniform Gaussian combination, and VKRG; gamma acts on the standardised features."
+    Reference: cortes2015vkr, App. D, Table 2."""
     gammas = list(gammas if gammas is not None else 10.0 ** (np.arange(-4, 5) / 2))
     lam_grid = lam_grid or _grid(quick, [10.0 ** -i for i in range(9)])
     beta_grid = beta_grid or _grid(quick, [10.0 ** -i for i in range(9)])
@@ -138,7 +166,7 @@ def table2_methods(quick: bool = False, gammas=None, lam_grid=None, beta_grid=No
                  {"vkrclassifier__lam": lam_grid, "vkrclassifier__beta": beta_grid}),
     }
 
-
+# %% ../nbs/21_vkr_experiments.ipynb #96e7fda6
 def _n_sv(est) -> float:
     "Support vectors: for VKR the non-zero atoms (k, j); for an SVM its support vectors."
     last = est[-1]
@@ -157,15 +185,20 @@ def _n_sv_points(est) -> float:
 
 SV_EXTRAS = {"n_sv": _n_sv, "n_sv_points": _n_sv_points}
 
-
+# %% ../nbs/21_vkr_experiments.ipynb #f47c6c8c
 def evaluate_vkr_path(pipeline,          # Pipeline(..., VKRClassifier) as in `table1_methods`
-                      X, y,
+                      X,                 # (n, d) inputs of the whole data set
+                      y,                 # (n,) binary labels
                       protocol,          # e.g. RotatingFolds(5)
                       param_grid: dict,  # over '<step>__lam', '<step>__beta' and optionally '<step>__kernels'
-                      name: str | None = None,
-                      progress: bool = False) -> Evaluation:
-    """`evaluate(pipeline, X, y, protocol, param_grid, "error", select="pooled", extra=SV_EXTRAS)` computed with one
-    training stack per (split, kernel list) and a warm-started `vkr_path` over the (lam, beta) grid."""
+                      name: str | None = None,  # label of the Evaluation; default: the VKR step's name
+                      progress: bool = False,   # show a progress bar
+                      ) -> Evaluation:   # pooled selection, with n_sv, n_sv_points and the unconverged path points
+    """The protocol's pooled-selection evaluation of a VKR pipeline, with one stack per fold and a warm path per grid.
+
+    Same result as `evaluate(..., "error", select="pooled", extra=SV_EXTRAS)`; one stack per (split, kernel list).
+
+    Reference: cortes2015vkr, Sec. 7 (the protocol)."""
     _err = METRICS["error"][0]
     X, y = np.asarray(X), np.asarray(y)
     step = pipeline.steps[-1][0]
@@ -212,11 +245,19 @@ def evaluate_vkr_path(pipeline,          # Pipeline(..., VKRClassifier) as in `t
                       grid=grid, fit_time=ftime[:, best].copy(), extra={k: v[:, best].copy() for k, v in extras.items()},
                       unconverged=unconverged)
 
+# %% ../nbs/21_vkr_experiments.ipynb #f9654e70
+def run_table(methods: dict,             # {name: (pipeline, grid)}, from table1_methods or table2_methods
+              names,                     # data sets: TABLE1_SETS keys or registry names
+              max_n: int | None = None,  # cap on the points per set (stratified subsample)
+              n_jobs=None,               # parallel jobs of `evaluate` (the non-VKR methods)
+              progress: bool = False,    # show progress bars
+              path: bool = True,         # VKR methods through evaluate_vkr_path; False: one fit per grid point
+              ) -> dict:                 # {dataset: {method: Evaluation}}
+    """`{dataset: {method: Evaluation}}` under the paper's protocol (5 rotated folds, pooled selection) for each set.
 
-def run_table(methods: dict, names, max_n: int | None = None, n_jobs=None, progress: bool = False,
-              path: bool = True) -> dict:
-    """`{dataset: {method: Evaluation}}` under the paper's protocol (5 rotated folds, pooled selection), with `n_sv` and
-    `n_sv_points`; VKR methods through `evaluate_vkr_path` (`path=False`: one independent fit per grid point)."""
+    Extras `n_sv` and `n_sv_points`; VKR methods through `evaluate_vkr_path` (`path=False`: one independent fit per grid point).
+
+    Reference: cortes2015vkr, Sec. 7."""
     out = {}
     for name in names:
         X, y = load_vkr_dataset(name, max_n)
@@ -231,10 +272,18 @@ def run_table(methods: dict, names, max_n: int | None = None, n_jobs=None, progr
                                            extra=SV_EXTRAS)
     return out
 
+# %% ../nbs/21_vkr_experiments.ipynb #5a18b77a
+def table_markdown(res: dict,        # {dataset: {method: Evaluation}}, from run_table
+                   paper: dict,      # the paper's numbers: PAPER_TABLE1 or PAPER_TABLE2
+                   baseline: str,    # the method the significance tests compare with
+                   test_train_ratio: float = 1 / 3,  # n_test / n_train of the corrected t-test (rotated folds: 1/3)
+                   ) -> str:         # a Markdown table, then one line per grid with unconverged fits
+    """Book beside paper as a Markdown table: error mean ± std and #SV per set and method, with significance marks.
 
-def table_markdown(res: dict, paper: dict, baseline: str, test_train_ratio: float = 1 / 3) -> str:
-    """Book beside paper: error mean ± std (`*`: significantly below `baseline` by the corrected resampled t-test, one-sided
-    5%; `†`: only by the plain paired t-test), #SV as non-zero atoms and as distinct training points."""
+    `*`: significantly below `baseline` by the corrected resampled t-test (one-sided, 5%); `†`: only by the plain paired
+    t-test. #SV as non-zero atoms and as distinct training points.
+
+    Reference: nadeau2003; cortes2015vkr, Table 1 and App. D, Table 2."""
     rows = []
     for ds, methods in res.items():
         prow = paper.get(TABLE1_SETS.get(ds, (None, None, ds))[2], {})
@@ -267,8 +316,16 @@ FULL_MAX_N = 1000   # the full run's cap on the points per set (reduced protocol
 
 
 @reproduction("vkr", "paper 000 (voted kernel regularization): Tables 1 and 2", order=20)
-def reproduce_vkr(out: Path, quick: bool = True, n_jobs=None, progress: bool = True, max_n: int | None = None,
-                  names=None) -> list:
+def reproduce_vkr(out: Path,                 # output directory; the files go to out/vkr/
+                  quick: bool = True,        # embedded data, <= 150 points, small grids; False: the reduced full protocol
+                  n_jobs=None,               # parallel jobs of the non-VKR evaluations
+                  progress: bool = True,     # show progress bars
+                  max_n: int | None = None,  # cap on the points per set; default 150 (quick) or FULL_MAX_N
+                  names=None,                # data sets; default: digits 4v9 and breast cancer (quick) or TABLE1_SETS
+                  ) -> list:                 # paths of table1.md, table2.md, table1.json, table2.json
+    """Reproduce Tables 1 and 2 (`mklbook reproduce vkr`): both tables beside the paper's numbers, as Markdown and JSON.
+
+    Reference: cortes2015vkr, Sec. 7, Table 1 and App. D, Table 2."""
     out = Path(out) / "vkr"
     out.mkdir(parents=True, exist_ok=True)
     if quick:
