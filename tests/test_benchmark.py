@@ -2,7 +2,6 @@
 and scipy, the least-squares classifier adapter, bad inputs, and `mklbook reproduce benchmark --quick` through the CLI."""
 import numpy as np
 import pytest
-from scipy import stats
 
 from mklbook.benchmark import (BINARY_SETS, METHODS, MULTICLASS_METHODS, BenchmarkResult, RegressionClassifier,
                                average_ranks, benchmark_data, benchmark_methods, cd_cliques, friedman_test,
@@ -28,29 +27,6 @@ def test_average_ranks_demsar():
     np.testing.assert_allclose(r_low, r)
 
 
-def test_friedman_demsar_and_cd():
-    fr = friedman_test(DEMSAR, tie_correction=False)                             # Demšar's formula has no tie term
-    assert abs(fr.chi2 - 9.28) < 0.01 and abs(fr.ff - 3.69) < 0.01
-    assert fr.n_datasets == 14 and fr.n_methods == 4
-    assert abs(stats.f.ppf(0.95, 3, 39) - 2.85) < 0.01 and fr.ff_pvalue < 0.05  # F_F > F(3, 39) critical value
-    assert abs(nemenyi_cd(4, 14, 0.05) - 1.25) < 0.005                           # q_0.05 = 2.569
-    assert abs(nemenyi_cd(4, 14, 0.10) - 1.12) < 0.005                           # q_0.10 = 2.291
-    r = fr.avg_ranks
-    assert cd_cliques(r, nemenyi_cd(4, 14, 0.05)) == [[3, 1, 2, 0]]              # alpha 0.05: nothing separates
-    assert cd_cliques(r, nemenyi_cd(4, 14, 0.10)) == [[3, 1, 2], [2, 0]]          # alpha 0.10: m+cf beats C4.5
-
-
-def test_friedman_matches_scipy():
-    rng = np.random.default_rng(0)
-    S = rng.normal(size=(9, 5)) + np.arange(5)
-    S[2, 1] = S[2, 3]                                                             # a tie: scipy's tie correction
-    S[4, :] = 1.0                                                                 # and a fully tied row
-    ref = stats.friedmanchisquare(*S.T)
-    fr = friedman_test(S)
-    assert abs(fr.chi2 - ref.statistic) < 1e-10 and abs(fr.pvalue - ref.pvalue) < 1e-10
-    fr0 = friedman_test(S[[0, 1, 3, 5, 6, 7, 8]], tie_correction=False)          # no ties: both formulas agree
-    ref0 = stats.friedmanchisquare(*S[[0, 1, 3, 5, 6, 7, 8]].T)
-    assert abs(fr0.chi2 - ref0.statistic) < 1e-10
 
 
 def test_rank_functions_bad_input():

@@ -103,3 +103,130 @@ def test_every_chapter_ends_with_a_summary_and_exercises():
         heads = re.findall(r"^##\s+(.+?)\s*$", _markdown(ROOT / nb), flags=re.M)
         assert "Summary" in heads and "Exercises" in heads, f"{nb} lacks a '## Summary' or '## Exercises' section"
         assert heads.index("Summary") < heads.index("Exercises"), f"{nb}: the summary comes before the exercises"
+
+
+def _module_of(nb_path):
+    cells = _cells(nb_path, "code")
+    exp = [ln.split()[-1] for c in cells for ln in c.splitlines() if ln.startswith("#| default_exp")]
+    return exp[0] if exp else None
+
+
+def test_no_exported_cell_is_over_60_lines():
+    "Cells a reader can follow: one public definition per exported cell, long classes spread with @patch."
+    long = [(nb, len(c.splitlines())) for nb in _quarto_chapters() for c in _cells(ROOT / nb, "code")
+            if c.startswith("#| export") and len(c.splitlines()) > 60]
+    assert not long, f"exported cells over 60 lines: {long}"
+
+
+def test_every_public_function_and_class_has_a_show_doc_in_its_chapter():
+    "nbdev's API reference in place: `show_doc(name)` after each public definition of the module's __all__."
+    import importlib
+    import inspect
+    missing = {}
+    for nb in _quarto_chapters():
+        mod = _module_of(ROOT / nb)
+        if mod is None:
+            continue
+        module = importlib.import_module(f"mklbook.{mod}")
+        documented = set(re.findall(r"show_doc\(([\w.]+)", "\n".join(_cells(ROOT / nb, "code"))))
+        public = [n for n in module.__all__ if inspect.isfunction(getattr(module, n)) or
+                  inspect.isclass(getattr(module, n))]
+        gaps = [n for n in public if n not in documented]
+        if gaps:
+            missing[nb] = gaps
+    assert not missing, f"public names without show_doc: {missing}"
+
+
+# ---- the committed outputs: what a reader sees in JupyterLab, on GitHub and in nbconvert's HTML ----------------------
+
+import json as _json
+
+DRAWS = re.compile(r"plt\.(subplots|figure|show|plot)\(|\.(plot|semilogy|loglog|bar|scatter|stackplot|contourf)\(|"
+                   r"\bfigure2\(|\bcd_diagram\(|display\(Image\(")
+
+
+def _code_cells(nb_path):
+    for i, c in enumerate(_json.loads(nb_path.read_text())["cells"]):
+        if c["cell_type"] == "code":
+            yield i, "".join(c["source"]), c.get("outputs", [])
+
+
+def _skipped(src):
+    return src.lstrip().startswith(("#| export", "#| slow", "#| eval: false", "#|eval: false"))
+
+
+def _texts(outputs):
+    for o in outputs:
+        if o.get("output_type") == "stream":
+            yield "".join(o.get("text", ""))
+        for mime in ("text/plain", "text/markdown", "text/html"):
+            v = o.get("data", {}).get(mime)
+            if v is not None:
+                yield "".join(v)
+        if o.get("output_type") == "error":
+            yield "\n".join(o.get("traceback", []))
+
+
+NOTEBOOKS = sorted((ROOT / "nbs").glob("*.ipynb"))
+
+
+def test_every_drawing_cell_is_committed_with_its_image():
+    missing = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, src, outs in _code_cells(nb)
+               if not _skipped(src) and DRAWS.search(src)
+               and not any("image/png" in o.get("data", {}) for o in outs)]
+    assert not missing, ("cells that draw but have no committed image (execute with `python tools/execute_book.py "
+                         f"NB`, inline backend): {missing}")
+
+
+def test_no_output_prints_a_raw_markdown_table():
+    raw = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, src, outs in _code_cells(nb)
+           for o in outs if o.get("output_type") == "stream"
+           and re.search(r"^\|.*\|\s*\n\|\s*:?-{3,}", "".join(o.get("text", "")), flags=re.M)]
+    assert not raw, f"pipe tables printed as text (display them with IPython.display.Markdown): {raw}"
+
+
+def test_no_output_shows_a_machine_path_or_an_error():
+    bad = []
+    for nb in NOTEBOOKS:
+        for i, src, outs in _code_cells(nb):
+            for t in _texts(outs):
+                if re.search(r"(/work/|/root/|/home/|/tmp/|site-packages|\.pyenv)", t):
+                    bad.append(f"{nb.name} cell {i}: path")
+                if "Traceback" in t or "IProgress not found" in t:
+                    bad.append(f"{nb.name} cell {i}: traceback or widget warning")
+            if any(o.get("output_type") == "error" for o in outs):
+                bad.append(f"{nb.name} cell {i}: error output")
+    assert not bad, f"outputs a reader should not see: {bad}"
+
+
+def test_every_chapter_is_executed():
+    for nb in NOTEBOOKS:
+        cells = [(src, outs) for _, src, outs in _code_cells(nb) if not _skipped(src) and "#| hide" not in src[:8]]
+        shown = [outs for src, outs in cells if src.startswith("show_doc(")]
+        assert all(shown), f"{nb.name}: show_doc cells without output: execute the chapter (tools/execute_book.py)"
+
+
+def test_each_chapter_renders_to_html_with_its_figures_embedded():
+    import nbformat
+    from nbconvert import HTMLExporter
+    exporter = HTMLExporter(template_name="classic")
+    for nb in NOTEBOOKS:
+        node = nbformat.read(nb, as_version=4)
+        n_png = sum("image/png" in o.get("data", {}) for c in node.cells if c.cell_type == "code" for o in c.outputs)
+        html, _ = exporter.from_notebook_node(node)
+        assert html.count("data:image/png;base64,") >= n_png, f"{nb.name}: figures not embedded in the HTML"
+        assert "{.callout" not in html, f"{nb.name}: a Quarto callout left raw"
+
+
+def test_each_show_doc_has_its_own_cell():
+    # only a cell's last expression is displayed: a second show_doc in the same cell would never be seen
+    crowded = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, src, _ in _code_cells(nb)
+               if sum(ln.startswith("show_doc(") for ln in src.splitlines()) > 1]
+    assert not crowded, f"cells with several show_doc calls (one per cell): {crowded}"
+
+
+def test_api_reference_outputs_carry_no_quarto_only_attributes():
+    # nbdev's default renderer writes [source](url){target="_blank" ...}: raw text in JupyterLab and on GitHub
+    raw = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, src, outs in _code_cells(nb) for o in outs
+           if '{target="_blank"' in "".join(o.get("data", {}).get("text/markdown", ""))]
+    assert not raw, f"show_doc outputs with Quarto-only link attributes (renderer in settings.ini?): {raw}"

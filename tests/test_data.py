@@ -471,12 +471,3 @@ def test_subsample_stratified_reproducible_and_non_mutating():
     with pytest.raises(ValueError, match="one entry per row"):
         subsample(X, y[:10], 5)
 
-
-@needs_data
-def test_subsample_paper_settings():
-    X, y = load_dataset("spambase", download=False)
-    Xs, ys = subsample(X, y, 1000, random_state=0)
-    assert Xs.shape == (1000, 57) and abs((ys == 1).sum() - 1000 * (y == 1).mean()) <= 1
-    X, y = load_dataset("phishing", download=False)
-    Xs, ys = subsample(X, y, 2456, random_state=0)  # paper 000, appendix Table 3: phishing 2456 x 30
-    assert Xs.shape == (2456, 30) and abs((ys == 1).sum() - 2456 * (y == 1).mean()) <= 1

@@ -20,20 +20,6 @@ MODEL = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
 GRID = {"logisticregression__C": [0.01, 1.0]}
 
 
-def test_rotating_folds_partition_and_rotation():
-    y = np.arange(53) % 3
-    sp = RotatingFolds(5, random_state=1).splits(None, y)
-    assert sorted(np.concatenate([s.test for s in sp]).tolist()) == list(range(53))
-    for i, s in enumerate(sp):
-        np.testing.assert_array_equal(s.val, sp[(i + 1) % 5].test)
-        assert len(set(s.train) | set(s.val) | set(s.test)) == 53
-
-
-def test_selection_picks_min_validation_loss(data):
-    X, y = data
-    ev = evaluate(MODEL, X, y, RotatingFolds(5), GRID, progress=False)
-    for s, p in enumerate(ev.params):
-        assert p == ev.grid[int(np.argmin(ev.val[s]))]
 
 
 def test_inner_cv_refits_and_is_deterministic(data):

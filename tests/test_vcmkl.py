@@ -22,10 +22,6 @@ def toy(seed=0, n_pos=25, n_per=20, k=3):
     return X, np.r_[np.ones(n_pos), -np.ones(k * n_per)]
 
 
-def test_veto_consensus():
-    F = np.random.default_rng(0).normal(size=(200, 3))
-    assert np.array_equal(veto_consensus(F) > 0, (F > 0).all(1))
-
 
 @pytest.mark.parametrize("solver", ["pddp", "am", "cccp"])
 def test_solvers_share_objective_and_certify(solver):
@@ -41,13 +37,6 @@ def test_solvers_share_objective_and_certify(solver):
     if solver in ("pddp", "am"):
         assert r.gap < 1e-7
 
-
-def test_pddp_no_worse_than_am_on_toy():
-    X, y = toy(seed=2)
-    Ks = np.stack([X @ X.T + 1.0] * 3)
-    p = solve_vcmkl(Ks, y, nu=0.1, solver="pddp", max_iter=20, warn=False)
-    a = solve_vcmkl(Ks, y, nu=0.1, solver="am", max_iter=20, warn=False)
-    assert p.objective <= a.objective + 1e-9
 
 
 def test_bad_input():

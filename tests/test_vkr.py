@@ -8,7 +8,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mklbook.kernels import Gaussian, KernelBank, Polynomial, Sigmoid, polynomial_bank
+from mklbook.kernels import Gaussian, KernelBank, polynomial_bank
 from mklbook.vkr import (VKRClassifier, gaussian_bound, l1_svm, local_bound, pseudo_dimension, rademacher_mc,
                          sigmoid_bound, solve_vkr, theorem1_bound, theorem2_bound, trace_bound, vkr_dual_value,
                          vkr_margins, vkr_objective, vkr_path)
@@ -33,20 +33,6 @@ def test_sklearn_compatible(estimator, check):
         warnings.simplefilter("ignore", RuntimeWarning)
         check(estimator)
 
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_lp_matches_cvxpy(seed):
-    Ks, y = _problem(seed=seed)
-    r = trace_bound(Ks)
-    res = solve_vkr(Ks, y, r, lam=1e-2, beta=1e-3, tol=1e-9)
-    p, m = Ks.shape[:2]
-    a = cp.Variable((p, m))
-    marg = sum(cp.multiply(y, Ks[k] @ cp.multiply(y, a[k])) for k in range(p))
-    obj = cp.sum(cp.pos(1 - marg)) / m + sum(res.Lambda[k] * cp.norm1(a[k]) for k in range(p))
-    ref = cp.Problem(cp.Minimize(obj)).solve(solver="CLARABEL")
-    assert res.status == "optimal" and res.gap <= 1e-9
-    assert res.objective == pytest.approx(ref, rel=1e-6)
-    assert res.objective - res.dual_objective <= 1e-7 * res.objective
 
 
 def _cvxpy_optimum(Ks, y, Lambda):
@@ -106,14 +92,6 @@ def test_gaussian_bank_at_tiny_prices_is_certified(price):
         assert res.objective == pytest.approx(ref, rel=1e-6)
 
 
-def test_non_pds_and_asymmetric_kernels_accepted():
-    Ks, y = _problem()
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((40, 4))
-    Kn = np.stack([Sigmoid(2.0, -1.0)(X), np.tril(Ks[1]) + 0.3 * np.triu(Ks[1], 1)])
-    res = solve_vkr(Kn, y, rademacher_mc(Kn, 50).mean, 1e-2, 1e-3)
-    assert res.status == "optimal"
-
 
 def test_l1_svm_special_case_and_hinge_only():
     Ks, y = _problem()
@@ -123,15 +101,6 @@ def test_l1_svm_special_case_and_hinge_only():
     sep = solve_vkr(np.outer([1.0, 2, -1, -2], [1.0, 2, -1, -2])[None], [1, 1, -1, -1], 0.0, lam=0.0, beta=0.0)
     assert sep.status == "optimal" and sep.objective <= 1e-9
 
-
-def test_bounds_monotone_and_above_estimate():
-    Ks, y = _problem(m=80, p=6)
-    est = rademacher_mc(Ks, 200)
-    tb = trace_bound(Ks)
-    assert (est.mean <= tb).all() and (np.diff(tb) > 0).all()
-    assert (np.diff(pseudo_dimension(np.arange(1, 8), 4)) > 0).all()
-    lb = local_bound(Ks[:1], np.logspace(-4, 1, 6))[0]
-    assert (np.diff(lb) >= 0).all()
 
 
 def test_local_bound_covers_localised_atoms():
@@ -252,19 +221,6 @@ def test_bad_input():
     assert np.array_equal(Kc, Ks) and np.array_equal(yc, y)
 
 
-@pytest.mark.parametrize("warm_basis", [True, False])
-def test_path_matches_cold_solves(warm_basis):
-    Ks, y = _problem(m=60, p=4, seed=3)
-    r = trace_bound(Ks)
-    grid = [1.0, 1e-3, 1e-8]
-    path = vkr_path(Ks, y, r, grid, grid, warm_basis=warm_basis)
-    assert set(path) == {(a, b) for a in grid for b in grid}
-    for (lam, beta), res in path.items():
-        cold = solve_vkr(Ks, y, r, lam, beta, tol=1e-9)
-        assert res.status == "optimal" and res.gap <= 1e-7
-        assert res.objective == pytest.approx(cold.objective, rel=1e-6)
-        assert res.objective - res.dual_objective <= 1e-7 * res.objective
-
 
 def test_zero_solution_needs_no_lp():
     Ks, y = _problem()
@@ -284,13 +240,3 @@ def test_theorem2_derived_is_weaker_than_printed_and_keeps_the_rate():
     tails = [theorem2_bound(np.ones(m), w, np.zeros(10), 0.5) for m in (10**4, 10**6)]
     assert tails[1] / tails[0] < 0.05                     # O(log m / m); a 1/sqrt(m) rate would give >= 0.1
 
-
-def test_corrected_ttest_is_the_plain_test_inflated():
-    from scipy import stats
-    rng = np.random.default_rng(1)
-    a, b = rng.normal(10, 1, 5), rng.normal(11, 1, 5)
-    t0, p0, _ = corrected_ttest(a, b, 0.0)
-    ref = stats.ttest_rel(a, b, alternative="less")
-    assert t0 == pytest.approx(ref.statistic) and p0 == pytest.approx(ref.pvalue)
-    t1, p1, _ = corrected_ttest(a, b, 1 / 3)
-    assert t1 == pytest.approx(t0 * np.sqrt(0.2 / (0.2 + 1 / 3))) and p1 >= p0
