@@ -208,8 +208,7 @@ def test_bad_input_gets_an_error_that_names_the_fix(case):
 
 
 # the opt-in to indefinite kernels reports a stationary point, never "optimal"
-@pytest.mark.parametrize("call", [lambda: svm_dual(_SIG, _y, psd="allow"),
-                                  lambda: alignf_weights(_INDEF, _y, psd="allow"),
+@pytest.mark.parametrize("call", [lambda: alignf_weights(_INDEF, _y, psd="allow"),
                                   lambda: l1_mkl(_INDEF, _y, psd="allow")])
 def test_indefinite_kernels_accepted_by_opt_in_are_stationary_points(call):
     with warnings.catch_warnings():

@@ -180,9 +180,11 @@ def test_bad_input(call, msg):
 
 def test_inputs_not_modified():
     K0, y0 = K_.copy(), Y_.copy()
+    svm_dual(K_, Y_)
     svm_dual(K_, Y_, loss="squared_hinge")
     svr_dual(K_, Y_)
     kernel_ridge(K_, Y_, 0.1, fit_intercept=True)
+    kernel_ridge_path(K_, Y_, [0.1, 1.0])
     crammer_singer_dual(K_, Y_)
     np.testing.assert_equal(K_, K0)
     np.testing.assert_equal(Y_, y0)
