@@ -483,15 +483,22 @@ class AlignMKL(CombinedKernelModel):
         self.center = center
         self.psd = psd
 
-    def _learn_weights(self, Ks, y):
+    def _check_method(self):
         if self.method not in ("unif", "align", "alignf", "linear"):
             raise ValueError(f"method must be 'unif', 'align', 'alignf' or 'linear'; got {self.method!r}.")
         if self.psd not in ("check", "allow"):
             raise ValueError(f"psd must be 'check' or 'allow'; got {self.psd!r}.")
+
+    def _learn_weights(self, Ks, y):
+        self._check_method()
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
-        p = Ks.shape[0]
-        self.alignf_ = None
         a, M = _alignment_stats(Ks, Y)                    # one pass over the bank's (symmetric) stack, for every method
+        return self._weights_from_stats(a, M, Y)
+
+    def _weights_from_stats(self, a, M, Y):
+        "The weights of `method` from the statistics (a, M) of the bank and the target matrix Y."
+        p = len(a)
+        self.alignf_ = None
         if self.method == "unif":
             mu = np.full(p, 1.0 / np.sqrt(p))
         elif self.method == "align":

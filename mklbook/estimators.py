@@ -161,11 +161,7 @@ def fit(self: CombinedKernelModel,
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
     else:
         y = y.astype(np.float64)
-    Ks = self._fit_bank(X)
-    mu = np.asarray(self._learn_weights(Ks, y), dtype=np.float64)
-    if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
-        raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
-    K = np.tensordot(mu, Ks, axes=1)
+    mu, K = self._weights_and_kernel(X, y)
     tr = np.trace(K)
     if not tr > 0:
         raise ValueError("the combined kernel has non-positive trace; the learned weights are unusable "
@@ -178,6 +174,16 @@ def fit(self: CombinedKernelModel,
     self.y_mean_ = 0.0 if classify else float(y.mean())
     self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
     return self
+
+
+@patch
+def _weights_and_kernel(self: CombinedKernelModel, X, y):
+    "`(mu, K_mu)`: the learned weights and the combined training kernel (a subclass may stream it instead)."
+    Ks = self._fit_bank(X)
+    mu = np.asarray(self._learn_weights(Ks, y), dtype=np.float64)
+    if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
+        raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
+    return mu, np.tensordot(mu, Ks, axes=1)
 
 
 @patch

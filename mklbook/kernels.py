@@ -1076,9 +1076,12 @@ def raw_kernel(self: KernelBank,
 
 # %% ../nbs/00_kernels.ipynb #7453b1ec
 @patch
-def _raw(self: KernelBank, X, Z):
-    "Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs."
-    cache = {}
+def _raw(self: KernelBank, X, Z,
+         square_chain: bool = False,  # a Gaussian of width 2*gamma as the square of one of width gamma (one exp)
+         ):
+    r"""Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs;
+    with `square_chain`, $e^{-2\gamma D}=(e^{-\gamma D})^2$ turns a bank of widths $2^k\gamma_0$ into one `exp` and squarings."""
+    cache, gaussians = {}, {}
     out = np.empty((len(self.kernels_), X.shape[0], Z.shape[0]))
     same = X is Z
     for q, kern in enumerate(self.kernels_):
@@ -1095,7 +1098,13 @@ def _raw(self: KernelBank, X, Z):
                     entry[need] = linear_kernel(entry["Xs"], entry["Zs"])
                 else:
                     entry[need] = euclidean_distances(entry["Xs"], None if same else entry["Zs"], squared=True)
-        out[q] = kern._from_products(entry.get("gram"), entry.get("sqdist"))
+        half = gaussians.get((kern._key, float(kern.gamma) / 2)) if type(kern) is Gaussian else None
+        if square_chain and half is not None:
+            np.square(out[half], out=out[q])
+        else:
+            out[q] = kern._from_products(entry.get("gram"), entry.get("sqdist"))
+        if type(kern) is Gaussian:
+            gaussians[kern._key, float(kern.gamma)] = q
     return out
 
 
@@ -1121,16 +1130,22 @@ def fit(self: KernelBank,
     if self.normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
     X = self._check_X(X)
-    self.kernels_ = kernel_list(self.kernels, X)
+    self._fit_inputs(X)
     self.X_fit_ = np.array(X, copy=True)
-    self.n_features_in_ = X.shape[1]
-    self.feature_mean_ = self.feature_scale_ = None
-    if any(k.standardize for k in self.kernels_):
-        self.feature_mean_, self.feature_scale_ = standardize_stats(X)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _finish_fit
         K = self._raw(self.X_fit_, self.X_fit_)
     self._finish_fit(K)
     return self
+
+
+@patch
+def _fit_inputs(self: KernelBank, X):
+    "The kernels and the standardisation statistics of the training inputs (what every fit needs before any kernel value)."
+    self.kernels_ = kernel_list(self.kernels, X)
+    self.n_features_in_ = X.shape[1]
+    self.feature_mean_ = self.feature_scale_ = None
+    if any(k.standardize for k in self.kernels_):
+        self.feature_mean_, self.feature_scale_ = standardize_stats(X)
 
 # %% ../nbs/00_kernels.ipynb #4c38ef01
 @patch
@@ -1206,7 +1221,7 @@ def transform(self: KernelBank,
               X,                # (n, d) test inputs, the training features (or sample indices)
               ) -> np.ndarray:  # (p, n, m) test stack
     "The test stack `(p, n, m)` between the rows of `X` and the training points, processed as the training stack."
-    check_is_fitted(self, "train_stack_")
+    check_is_fitted(self, "col_mean_")
     X = self._check_X(X)
     if X.shape[1] != self.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")

@@ -14,6 +14,8 @@ from fastcore.basics import patch
 from scipy.linalg import eigh
 from scipy.linalg.blas import dsyrk
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics import accuracy_score, r2_score
@@ -24,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
-from .kernels import FeatureStack, Gaussian, check_array_2d, check_int, kernel_list, standardize_stats
+from .kernels import FeatureStack, Gaussian, check_array_2d, check_int, check_positive, kernel_list, standardize_stats
 
 # %% auto #0
 __all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_moments', 'lowrank_alignment_stats', 'LowRankAlignMKL']
@@ -33,29 +35,37 @@ __all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_momen
 class LowRankBank(TransformerMixin, BaseEstimator):
     r"""p kernels given by feature maps, $K_k(x,z)\approx\phi_k(x)^\top\phi_k(z)$, one block of at most `n_components` columns each.
 
-    `features="nystroem"` (any PSD kernel; landmarks $\mathbf L$ drawn from the training rows,
+    `features="nystroem"` (any PSD kernel; $s$ landmarks $\mathbf L$, k-means centres or training rows,
     $\mathbf W_k=[K_k(l_i,l_j)]=\mathbf U\boldsymbol\Lambda\mathbf U^\top$, $+$: the eigenvalues above rounding level) or
-    `features="rff"` (random Fourier features, Gaussian kernels only, $r$ = `n_components`):
-    $$\phi_k(x)=\boldsymbol\Lambda_+^{-1/2}\mathbf U_+^\top K_k(\mathbf L,x),\qquad
-    \phi_k(x)=\sqrt{2/r}\cos(\mathbf W^\top x+\mathbf b),\ \mathbf W_{\cdot j}\sim\mathcal N(0,2\gamma_k\mathbf I),\ b_j\sim U[0,2\pi].$$
+    `features="rff"` (random Fourier features, Gaussian kernels only, $s$ frequencies):
+    $$\psi_k(x)=\boldsymbol\Lambda_+^{-1/2}\mathbf U_+^\top K_k(\mathbf L,x),\qquad
+    \psi_k(x)=\sqrt{2/s}\cos(\mathbf W^\top x+\mathbf b),\ \mathbf W_{\cdot j}\sim\mathcal N(0,2\gamma_k\mathbf I),\ b_j\sim U[0,2\pi],$$
+    with $s=\lceil\texttt{oversampling}\cdot r\rceil$; when $s>r$ each map is truncated to the top $r$ principal directions
+    of its centered training features, $\phi_k=\mathbf V_{k,r}^\top\psi_k$ (the best rank-$r$ approximation of
+    $\tilde{\mathbf K}^c_k$).
 
-    Reference: williams2001; rahimi2007."""
+    Reference: williams2001; zhang2008; rahimi2007."""
 
     def __init__(self,
                  kernels=None,                 # mklbook kernels; None: default_bank(X) (as KernelBank)
-                 n_components: int = 200,      # r, columns per kernel (Nystroem: landmarks, shared by all kernels)
+                 n_components: int = 200,      # r, columns per kernel
                  features: str = "nystroem",   # "nystroem" | "rff"
+                 landmarks: str = "kmeans",    # Nystroem landmarks: "kmeans" (centres) | "uniform" (training rows)
+                 oversampling=3.0,             # s / r >= 1: landmarks (frequencies) drawn, truncated back to r
                  random_state=0,               # seed of the landmarks / frequencies
                  ):
         self.kernels = kernels
         self.n_components = n_components
         self.features = features
+        self.landmarks = landmarks
+        self.oversampling = oversampling
         self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
 
 # %% ../nbs/61_lowrank.ipynb #111ddc30
 @patch
@@ -76,43 +86,103 @@ def fit(self: LowRankBank,
         X,       # (m, d) training inputs
         y=None,  # ignored
         ):
-    "Draw the landmarks (Nystroem) or frequencies (RFF) from the training inputs `X`."
+    "Draw the landmarks (Nystroem) or frequencies (RFF) from `X`; with oversampling, truncate each map to its top r directions."
     X = check_array_2d(X, "X")
     if self.features not in ("nystroem", "rff"):
         raise ValueError(f"features must be 'nystroem' or 'rff'; got {self.features!r}.")
+    if self.landmarks not in ("kmeans", "uniform"):
+        raise ValueError(f"landmarks must be 'kmeans' or 'uniform'; got {self.landmarks!r}.")
     r = check_int(self.n_components, "n_components (columns per kernel)")
+    over = check_positive(self.oversampling, "oversampling")
+    if over < 1:
+        raise ValueError(f"oversampling must be >= 1 (s = oversampling * r landmarks, truncated to r); got {over!r}.")
     self.kernels_ = self._kernel_list(X)
     self.n_features_in_ = X.shape[1]
     self.feature_mean_ = self.feature_scale_ = None
     if any(k.standardize for k in self.kernels_):
         self.feature_mean_, self.feature_scale_ = standardize_stats(X)
     rng = check_random_state(self.random_state)
-    self.maps_ = []
+    s = int(np.ceil(over * r - 1e-9))
+    self.maps_, self.projections_ = [], [None] * len(self.kernels_)
     if self.features == "nystroem":
-        # landmarks drawn as sklearn.kernel_approximation.Nystroem draws them (same seed: same landmarks)
-        idx = rng.permutation(X.shape[0])[:min(r, X.shape[0])]
-        self.landmarks_ = X[idx].copy()
+        s = min(s, X.shape[0])                              # every training point: exact, nothing to truncate
+        self.landmarks_ = self._draw_landmarks(X, s, rng)
         for k in self.kernels_:
             L = self._inputs(self.landmarks_, k)
-            with threadpool_limits(1, user_api="blas"):        # r x r: threads only contend on a shared machine
+            with threadpool_limits(1, user_api="blas"):        # s x s: threads only contend on a shared machine
                 lam, U = eigh(k.raw(L))
             keep = lam > max(lam.max(), 0.0) * 1e-12 * len(lam)   # rounding noise below: not a direction
             self.maps_.append(U[:, keep] / np.sqrt(lam[keep]))     # W^{-1/2} restricted to its range
     else:
         for k in self.kernels_:
-            rbf = RBFSampler(gamma=float(k.gamma), n_components=r, random_state=rng.randint(2**31 - 1))
+            rbf = RBFSampler(gamma=float(k.gamma), n_components=s, random_state=rng.randint(2**31 - 1))
             self.maps_.append(rbf.fit(k._select(self._inputs(X, k))))
-    widths = [m.shape[1] if self.features == "nystroem" else r for m in self.maps_]
+    self._set_blocks()
+    if s > r:
+        self._truncate(X, r)
+    return self
+
+
+@patch
+def _set_blocks(self: LowRankBank):
+    "Column ranges of the kernels' blocks in the feature matrix, from the current maps."
+    widths = [self._width(k) for k in range(len(self.kernels_))]
     ends = np.cumsum(widths)
     self.blocks_ = [np.arange(e - w, e) for w, e in zip(widths, ends)]
     self.n_columns_ = int(ends[-1])
-    return self
+
+
+@patch
+def _width(self: LowRankBank, k):
+    if self.projections_[k] is not None:
+        return self.projections_[k].shape[1]
+    return self.maps_[k].shape[1] if self.features == "nystroem" else self.maps_[k].n_components
 
 
 @patch
 def _inputs(self: LowRankBank, X, k):
     "The inputs kernel `k` sees: standardised with the training statistics when it asks."
     return (X - self.feature_mean_) / self.feature_scale_ if k.standardize else X
+
+
+# %% ../nbs/61_lowrank.ipynb #56557def
+@patch
+def _draw_landmarks(self: LowRankBank, X, s, rng):
+    """`s` landmarks: all training rows when s = m; else uniform rows (as scikit-learn's `Nystroem` draws them), or
+    the centres of k-means on the standardised rows (a uniform subsample of at most 100 s rows), mapped back."""
+    m = X.shape[0]
+    if s >= m:
+        return X.copy()                                   # every training point: Nystroem is exact
+    if self.landmarks == "uniform":
+        return X[rng.permutation(m)[:s]].copy()
+    mean, scale = standardize_stats(X)
+    rows = rng.permutation(m)[:min(m, 100 * s)]
+    Z = (X[rows] - mean) / scale
+    with warnings.catch_warnings():                       # duplicate rows: fewer distinct centres, harmless here
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        km = KMeans(n_clusters=s, n_init=1, max_iter=30, random_state=rng.randint(2**31 - 1)).fit(Z)
+    return km.cluster_centers_ * scale + mean
+
+
+@patch
+def _truncate(self: LowRankBank, X, r):
+    r"""Per kernel, one streamed pass: the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ columns,
+    its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above rounding level), and $\phi_k=\mathbf V_{k,r}^\top\psi_k$."""
+    for k in range(len(self.kernels_)):
+        G, total, n, shift = 0.0, 0.0, 0, None
+        for _, Phi in self.chunks(X, kernels=[k]):           # shifted moments, as `accumulate_moments` (below)
+            shift = Phi.mean(axis=0) if shift is None else shift
+            S = Phi - shift
+            G, total, n = G + S.T @ S, total + S.sum(axis=0), n + len(S)
+        lam, V = eigh(G - np.outer(total, total) / n)
+        lam, V = lam[::-1], V[:, ::-1]
+        keep = min(r, int((lam > max(lam[0], 0.0) * 1e-12 * len(lam)).sum()))
+        if self.features == "nystroem":
+            self.maps_[k] = self.maps_[k] @ V[:, :max(keep, 1)]     # fold the projection into W^{-1/2}
+        else:
+            self.projections_[k] = V[:, :max(keep, 1)]
+    self._set_blocks()
+
 
 # %% ../nbs/61_lowrank.ipynb #1cf46b29
 @patch
@@ -141,7 +211,8 @@ def features_of(self: LowRankBank,
             np.matmul(kern.raw(self._inputs(X, kern), self._inputs(self.landmarks_, kern)), self.maps_[k],
                       out=out[:, j:j + w])
         else:
-            out[:, j:j + w] = self.maps_[k].transform(kern._select(self._inputs(X, kern)))
+            feats = self.maps_[k].transform(kern._select(self._inputs(X, kern)))
+            out[:, j:j + w] = feats if self.projections_[k] is None else feats @ self.projections_[k]
         j += w
     return out
 
@@ -311,6 +382,8 @@ class LowRankAlignMKL(BaseEstimator):
                  kernels=None,                  # mklbook kernels (PSD); None: default_bank(X)
                  n_components: int = 200,       # r, columns per kernel
                  features: str = "nystroem",    # "nystroem" | "rff"
+                 landmarks: str = "kmeans",     # Nystroem landmarks: "kmeans" | "uniform" (see LowRankBank)
+                 oversampling=3.0,              # s / r: landmarks drawn, each map truncated to its top r directions
                  method: str = "alignf",        # "alignf" | "align" | "unif"
                  estimator=None,                # second stage (see the class docstring)
                  random_state=0,                # seed of the landmarks / frequencies
@@ -319,6 +392,8 @@ class LowRankAlignMKL(BaseEstimator):
         self.kernels = kernels
         self.n_components = n_components
         self.features = features
+        self.landmarks = landmarks
+        self.oversampling = oversampling
         self.method = method
         self.estimator = estimator
         self.random_state = random_state
@@ -421,7 +496,8 @@ def fit(self: LowRankAlignMKL,
     est = clone(self._second_stage())
     classify = is_classifier(est)
     X, y, Y = self._fit_targets(X, y, classify)
-    self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.random_state).fit(X)
+    self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.landmarks, self.oversampling,
+                             self.random_state).fit(X)
     mom = feature_moments(self.bank_, X, Y, self.chunk_size)
     mu, c = self._learn_mu(mom, Y)
     self.mu_ = mu

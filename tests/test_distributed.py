@@ -43,3 +43,20 @@ def test_reproduce_on_a_dask_cluster_equals_serial(cluster, tmp_path, capsys):
     with distributed.Client(addr) as client:            # each worker process executed tasks
         counts = client.run(lambda dask_worker: dask_worker.state.transition_counter)
     assert len(counts) == 2 and all(v > 0 for v in counts.values()), counts
+
+
+def test_streamed_statistics_on_a_dask_cluster_equal_serial(cluster):
+    "StreamedBank(client=<address>) sums the workers' tiles into the serial answer (1e-12, relative)."
+    import numpy as np
+    from mklbook.kernels import Polynomial, gaussian_bank
+    from mklbook.streaming import StreamedBank
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((700, 6)) * np.geomspace(1, 50, 6)
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(700)
+    bank = gaussian_bank([1e-4, 1e-3, 2e-3, 0.05], standardize=False) + [Polynomial(2, 1.0, standardize=True)]
+    kw = dict(normalize="trace", center=True, tile=64, progress=False)
+    serial = StreamedBank(bank, n_jobs=2, **kw).fit(X, y)
+    dist = StreamedBank(bank, client=cluster.scheduler_address, **kw).fit(X, y)
+    for name in ("a_", "M_", "col_mean_", "diag_fit_", "scale_"):
+        s, d = getattr(serial, name), getattr(dist, name)
+        assert np.abs(d - s).max() <= 1e-12 * np.abs(s).max(), name

@@ -96,6 +96,10 @@ def test_bad_input_is_refused_with_the_fix():
         LowRankAlignMKL(chunk_size=-1).fit(X, y > 0)
     with pytest.raises(ValueError, match="'unif', 'align' or 'alignf'"):
         LowRankAlignMKL(method="linear").fit(X, y > 0)
+    with pytest.raises(ValueError, match="landmarks must be 'kmeans' or 'uniform'"):
+        LowRankAlignMKL(landmarks="random").fit(X, y > 0)
+    with pytest.raises(ValueError, match="oversampling must be >= 1"):
+        LowRankAlignMKL(oversampling=0.5).fit(X, y > 0)
     with pytest.raises(ValueError, match="empty kernel list"):
         LowRankAlignMKL(kernels=[]).fit(X, y > 0)
     with pytest.raises(ValueError, match="single class"):
@@ -127,3 +131,14 @@ def test_constant_kernel_gets_zero_weight_with_a_warning():
     with pytest.warns(RuntimeWarning, match="vanish on the training set"):
         mdl = LowRankAlignMKL([Gaussian(1e-300), Gaussian(0.3)], 15, random_state=0).fit(X, y > 0)
     assert mdl.mu_[0] == 0 and mdl.mu_[1] > 0
+
+
+def test_oversampled_kmeans_bank_is_one_sided_and_truncated():
+    "k-means landmarks with truncation: r columns per kernel, statistics still below the exact ones (the proposition)."
+    X, y = _problem(300)
+    bank = gaussian_bank([0.03, 0.3, 3.0])
+    lr = LowRankBank(bank, 20, random_state=0).fit(X)
+    assert [len(b) for b in lr.blocks_] == [20, 20, 20] and lr.landmarks_.shape == (60, X.shape[1])
+    a_lr, M_lr = lowrank_alignment_stats(lr, X, y)
+    a, M = alignment_stats(np.stack([k(X) for k in bank]), y)
+    assert (a_lr <= a * (1 + 1e-9)).all() and (np.diag(M_lr) <= np.diag(M) * (1 + 1e-9)).all()
