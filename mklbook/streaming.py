@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import AlignMKL, target_matrix
-from .kernels import _VANISH, KernelBank, check_array_2d, check_int
+from .kernels import _VANISH, KernelBank, Precomputed, check_array_2d, check_int
 from .protocol import progress_bar
 
 # %% auto #0
@@ -114,7 +114,7 @@ def fit(self: StreamedBank,
                          "their own: use KernelBank for it, or 'trace').")
     X = check_array_2d(X, "X")
     self._fit_inputs(X)
-    if any(not hasattr(k, "_from_products") or type(k).__name__ == "Precomputed" for k in self.kernels_):
+    if any(isinstance(k, Precomputed) for k in self.kernels_):
         raise ValueError("StreamedBank evaluates kernels from the inputs; a Precomputed matrix is already the "
                          "stack: use KernelBank and alignment_stats for it.")
     m, p = X.shape[0], len(self.kernels_)
@@ -177,7 +177,12 @@ def _sum_in_order(futures, bar) -> dict:
 
 def _dask_client(client):
     "`(client, owned)`: None stays None; an address string opens a Client that the caller closes."
-    if client is None or not isinstance(client, str):
+    if client is None:
+        return None, False
+    if not isinstance(client, str):
+        if not all(hasattr(client, name) for name in ("scatter", "map", "scheduler_info")):
+            raise TypeError(f"client must be None, a dask.distributed Client or a scheduler address such as "
+                            f"'tcp://127.0.0.1:8786'; got {client!r}.")
         return client, False
     try:
         from distributed import Client

@@ -80,6 +80,8 @@ def test_bad_shapes_and_values():
         sb.combine(X, [1.0])
     with pytest.raises(TypeError, match="never forms the"):
         sb.fit_transform(X)
+    with pytest.raises(TypeError, match="client must be None, a dask.distributed Client or a scheduler address"):
+        StreamedBank(SMALL, client=3, progress=False).fit(X, y)
 
 
 def test_constant_and_vanishing_kernels():
