@@ -51,7 +51,7 @@ class LowRankBank(TransformerMixin, BaseEstimator):
                  n_components: int = 200,      # r, columns per kernel
                  features: str = "nystroem",   # "nystroem" | "rff"
                  landmarks: str = "kmeans",    # Nystroem landmarks: "kmeans" (centres) | "uniform" (training rows)
-                 oversampling=3.0,             # s / r >= 1: landmarks (frequencies) drawn, truncated back to r
+                 oversampling=4.0,             # s / r >= 1: landmarks (frequencies) drawn, truncated to r (+ the mean)
                  random_state=0,               # seed of the landmarks / frequencies
                  ):
         self.kernels = kernels
@@ -167,7 +167,9 @@ def _draw_landmarks(self: LowRankBank, X, s, rng):
 @patch
 def _truncate(self: LowRankBank, X, r):
     r"""Per kernel, one streamed pass: the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ columns,
-    its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above rounding level), and $\phi_k=\mathbf V_{k,r}^\top\psi_k$."""
+    its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above rounding level), the mean feature $\bar\psi_k$
+    orthogonalised against them, $\bar{\mathbf v}_k$, and $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$ (a projection:
+    the centered kernel lies between the rank-$r$ truncation and the $s$-landmark kernel; the constant part is kept)."""
     for k in range(len(self.kernels_)):
         G, total, n, shift = 0.0, 0.0, 0, None
         for _, Phi in self.chunks(X, kernels=[k]):           # shifted moments, as `accumulate_moments` (below)
@@ -176,11 +178,15 @@ def _truncate(self: LowRankBank, X, r):
             G, total, n = G + S.T @ S, total + S.sum(axis=0), n + len(S)
         lam, V = eigh(G - np.outer(total, total) / n)
         lam, V = lam[::-1], V[:, ::-1]
-        keep = min(r, int((lam > max(lam[0], 0.0) * 1e-12 * len(lam)).sum()))
+        V = V[:, :max(1, min(r, int((lam > max(lam[0], 0.0) * 1e-12 * len(lam)).sum())))]
+        mean = total / n + shift
+        u = mean - V @ (V.T @ mean)                            # the mean direction outside the top r
+        if np.linalg.norm(u) > 1e-8 * np.linalg.norm(mean):
+            V = np.column_stack([V, u / np.linalg.norm(u)])
         if self.features == "nystroem":
-            self.maps_[k] = self.maps_[k] @ V[:, :max(keep, 1)]     # fold the projection into W^{-1/2}
+            self.maps_[k] = self.maps_[k] @ V                 # fold the projection into W^{-1/2}
         else:
-            self.projections_[k] = V[:, :max(keep, 1)]
+            self.projections_[k] = V
     self._set_blocks()
 
 
@@ -383,7 +389,7 @@ class LowRankAlignMKL(BaseEstimator):
                  n_components: int = 200,       # r, columns per kernel
                  features: str = "nystroem",    # "nystroem" | "rff"
                  landmarks: str = "kmeans",     # Nystroem landmarks: "kmeans" | "uniform" (see LowRankBank)
-                 oversampling=3.0,              # s / r: landmarks drawn, each map truncated to its top r directions
+                 oversampling=4.0,              # s / r: landmarks drawn, each map truncated to r directions (+ the mean)
                  method: str = "alignf",        # "alignf" | "align" | "unif"
                  estimator=None,                # second stage (see the class docstring)
                  random_state=0,                # seed of the landmarks / frequencies

@@ -134,11 +134,11 @@ def test_constant_kernel_gets_zero_weight_with_a_warning():
 
 
 def test_oversampled_kmeans_bank_is_one_sided_and_truncated():
-    "k-means landmarks with truncation: r columns per kernel, statistics still below the exact ones (the proposition)."
+    "k-means landmarks with truncation: r columns + the mean direction per kernel, statistics still below the exact ones."
     X, y = _problem(300)
     bank = gaussian_bank([0.03, 0.3, 3.0])
     lr = LowRankBank(bank, 20, random_state=0).fit(X)
-    assert [len(b) for b in lr.blocks_] == [20, 20, 20] and lr.landmarks_.shape == (60, X.shape[1])
+    assert [len(b) for b in lr.blocks_] == [21, 21, 21] and lr.landmarks_.shape == (80, X.shape[1])
     a_lr, M_lr = lowrank_alignment_stats(lr, X, y)
     a, M = alignment_stats(np.stack([k(X) for k in bank]), y)
     assert (a_lr <= a * (1 + 1e-9)).all() and (np.diag(M_lr) <= np.diag(M) * (1 + 1e-9)).all()
