@@ -156,8 +156,8 @@ def main():
     gam = 2.0 ** np.linspace(-8, 0, P) / D
     wide = gam <= 2.0 ** -4 / D * (1 + 1e-12)
     lines = [f"## Streamed low-rank alignment statistics + alignf against m", "",
-             f"p = {P} Gaussian kernels (gamma = 2^t/{D}, t in [-8, 0]), Nystroem rank r = {RANK} (q <= {P * RANK} "
-             f"columns: the wide kernels keep fewer, about 3600 in all), default chunks; `nice`, machine shared (load average at start: "
+             f"p = {P} Gaussian kernels (gamma = 2^t/{D}, t in [-8, 0]), Nystroem rank r = {RANK} (q <= {P * (RANK + 1)} "
+             f"columns: the wide kernels keep fewer, about 3600 in all; k-means landmarks, s = 4r, truncated), default chunks; `nice`, machine shared (load average at start: "
              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores). Wall and CPU (all threads) seconds. Peak memory: `ru_maxrss` of a fresh process "
              "per row (baseline: after imports and data). Floor: one BLAS `S^T S` of a chunk x chunks.", "",
              "| data | m | low-rank stats (s) | CPU s | us/row | BLAS floor (s) | ratio | alignf (s) | peak MiB (baseline) "

@@ -33,16 +33,16 @@ __all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_momen
 
 # %% ../nbs/61_lowrank.ipynb #b4f266bd
 class LowRankBank(TransformerMixin, BaseEstimator):
-    r"""p kernels given by feature maps, $K_k(x,z)\approx\phi_k(x)^\top\phi_k(z)$, one block of at most `n_components` columns each.
+    r"""p kernels given by feature maps, $K_k(x,z)\approx\phi_k(x)^\top\phi_k(z)$, one block of at most `n_components` (+1) columns each.
 
     `features="nystroem"` (any PSD kernel; $s$ landmarks $\mathbf L$, k-means centres or training rows,
     $\mathbf W_k=[K_k(l_i,l_j)]=\mathbf U\boldsymbol\Lambda\mathbf U^\top$, $+$: the eigenvalues above rounding level) or
     `features="rff"` (random Fourier features, Gaussian kernels only, $s$ frequencies):
     $$\psi_k(x)=\boldsymbol\Lambda_+^{-1/2}\mathbf U_+^\top K_k(\mathbf L,x),\qquad
     \psi_k(x)=\sqrt{2/s}\cos(\mathbf W^\top x+\mathbf b),\ \mathbf W_{\cdot j}\sim\mathcal N(0,2\gamma_k\mathbf I),\ b_j\sim U[0,2\pi],$$
-    with $s=\lceil\texttt{oversampling}\cdot r\rceil$; when $s>r$ each map is truncated to the top $r$ principal directions
-    of its centered training features, $\phi_k=\mathbf V_{k,r}^\top\psi_k$ (the best rank-$r$ approximation of
-    $\tilde{\mathbf K}^c_k$).
+    with $s=\lceil\texttt{oversampling}\cdot r\rceil$; when $s>r$ each map is projected on the top $r$ principal directions
+    of its centered training features and the direction of their mean, $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$
+    (centered, at least the best rank-$r$ approximation of $\tilde{\mathbf K}^c_k$; uncentered, the constant part kept).
 
     Reference: williams2001; zhang2008; rahimi2007."""
 
@@ -118,8 +118,8 @@ def fit(self: LowRankBank,
             rbf = RBFSampler(gamma=float(k.gamma), n_components=s, random_state=rng.randint(2**31 - 1))
             self.maps_.append(rbf.fit(k._select(self._inputs(X, k))))
     self._set_blocks()
-    if s > r:
-        self._truncate(X, r)
+    if s > r:                                           # the top r directions, from at most 100 s rows
+        self._truncate(X if X.shape[0] <= 100 * s else X[rng.permutation(X.shape[0])[:100 * s]], r)
     return self
 
 
@@ -166,7 +166,8 @@ def _draw_landmarks(self: LowRankBank, X, s, rng):
 
 @patch
 def _truncate(self: LowRankBank, X, r):
-    r"""Per kernel, one streamed pass: the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ columns,
+    r"""Per kernel, one streamed pass over the rows `X` (the training rows, or a uniform subsample of $100s$ of them):
+    the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ columns,
     its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above rounding level), the mean feature $\bar\psi_k$
     orthogonalised against them, $\bar{\mathbf v}_k$, and $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$ (a projection:
     the centered kernel lies between the rank-$r$ truncation and the $s$-landmark kernel; the constant part is kept)."""
@@ -240,7 +241,8 @@ def chunks(self: LowRankBank,
     "Yield `(rows, Phi[rows])` over row chunks of `X` (default: about 32 MB of features per chunk)."
     X = self._check(X)
     q = self.n_columns_ if kernels is None else sum(len(self.blocks_[k]) for k in kernels)
-    size = _chunk_rows(chunk_size, q)
+    s = self.landmarks_.shape[0] if self.features == "nystroem" else max(mp.n_components for mp in self.maps_)
+    size = _chunk_rows(chunk_size, max(q, s))                  # a kernel's (rows, s) block is formed on the way
     for s in range(0, X.shape[0], size):
         yield slice(s, min(s + size, X.shape[0])), self.features_of(X[s:s + size], kernels)
 

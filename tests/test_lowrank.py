@@ -142,3 +142,18 @@ def test_oversampled_kmeans_bank_is_one_sided_and_truncated():
     a_lr, M_lr = lowrank_alignment_stats(lr, X, y)
     a, M = alignment_stats(np.stack([k(X) for k in bank]), y)
     assert (a_lr <= a * (1 + 1e-9)).all() and (np.diag(M_lr) <= np.diag(M) * (1 + 1e-9)).all()
+
+
+def test_truncation_from_a_subsample_and_chunks_sized_by_the_landmarks():
+    "Above 100 s rows the top directions come from a subsample (still a projection: one-sided); chunks bound (rows, s)."
+    X, y = _problem(500)
+    lr = LowRankBank(gaussian_bank([0.3]), 1, random_state=0).fit(X)      # s = 4 landmarks, 500 > 100 s rows
+    assert len(lr.blocks_[0]) <= 2
+    a_lr, M_lr = lowrank_alignment_stats(lr, X, y)
+    a, M = alignment_stats(np.stack([k(X) for k in gaussian_bank([0.3])]), y)
+    assert 0 <= a_lr[0] <= a[0] * (1 + 1e-9) and 0 <= M_lr[0, 0] <= M[0, 0] * (1 + 1e-9)
+    Xw = np.random.default_rng(0).standard_normal((12000, 2))
+    wide = LowRankBank(gaussian_bank([1e-4]), 100, landmarks="uniform", random_state=0).fit(Xw)   # s = 400, few columns
+    assert wide.n_columns_ < 50
+    rows, _ = next(wide.chunks(Xw))
+    assert rows.stop == (1 << 22) // 400              # sized by the (rows, s) kernel block, not the few output columns
