@@ -42,7 +42,7 @@ class LowRankBank(TransformerMixin, BaseEstimator):
     \psi_k(x)=\sqrt{2/s}\cos(\mathbf W^\top x+\mathbf b),\ \mathbf W_{\cdot j}\sim\mathcal N(0,2\gamma_k\mathbf I),\ b_j\sim U[0,2\pi],$$
     with $s=\lceil\texttt{oversampling}\cdot r\rceil$; when $s>r$ each map is projected on the top $r$ principal directions
     of its centered training features and the direction of their mean, $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$
-    (centered, at least the best rank-$r$ approximation of $\tilde{\mathbf K}^c_k$; uncentered, the constant part kept).
+    (estimated from at most $100s$ rows; centered, still $\preceq\tilde{\mathbf K}^c_k$; uncentered, the constant part kept).
 
     Reference: williams2001; zhang2008; rahimi2007."""
 
@@ -170,7 +170,8 @@ def _truncate(self: LowRankBank, X, r):
     the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ columns,
     its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above rounding level), the mean feature $\bar\psi_k$
     orthogonalised against them, $\bar{\mathbf v}_k$, and $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$ (a projection:
-    the centered kernel lies between the rank-$r$ truncation and the $s$-landmark kernel; the constant part is kept)."""
+    the centered kernel stays $\preceq$ the $s$-landmark one, and $\succeq$ its rank-$r$ truncation when `X` is every
+    training row; the constant part is kept)."""
     for k in range(len(self.kernels_)):
         G, total, n, shift = 0.0, 0.0, 0, None
         for _, Phi in self.chunks(X, kernels=[k]):           # shifted moments, as `accumulate_moments` (below)
