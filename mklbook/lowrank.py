@@ -122,7 +122,7 @@ def fit(self: LowRankBank,
         self._truncate(X if X.shape[0] <= 100 * s else X[rng.permutation(X.shape[0])[:100 * s]], r)
     return self
 
-
+# %% ../nbs/61_lowrank.ipynb #fe07acf2
 @patch
 def _set_blocks(self: LowRankBank):
     "Column ranges of the kernels' blocks in the feature matrix, from the current maps."
@@ -143,7 +143,6 @@ def _width(self: LowRankBank, k):
 def _inputs(self: LowRankBank, X, k):
     "The inputs kernel `k` sees: standardised with the training statistics when it asks."
     return (X - self.feature_mean_) / self.feature_scale_ if k.standardize else X
-
 
 # %% ../nbs/61_lowrank.ipynb #56557def
 @patch
@@ -366,6 +365,9 @@ def lowrank_alignment_stats(bank: LowRankBank,  # a fitted LowRankBank
     return feature_moments(bank, X, Y, chunk_size).alignment_stats()
 
 # %% ../nbs/61_lowrank.ipynb #67918544
+from sklearn.utils import ClassifierTags, RegressorTags
+
+
 def _ridge_from_moments(mom: FeatureMoments, cols, scale, Yc_cross, alpha):
     "Ridge `w = (Z^c^T Z^c + alpha I)^{-1} Z^c^T Y_c` for `Z = Phi[:, cols] * scale`, from the streamed moments."
     G = mom.gram[np.ix_(cols, cols)] * np.outer(scale, scale)
@@ -412,10 +414,8 @@ class LowRankAlignMKL(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         if is_classifier(self._second_stage()):
-            from sklearn.utils import ClassifierTags
             tags.estimator_type, tags.classifier_tags = "classifier", ClassifierTags()
         else:
-            from sklearn.utils import RegressorTags
             tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
         return tags
 

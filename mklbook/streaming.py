@@ -158,7 +158,7 @@ def _stream(self: StreamedBank, X, Yc, shift, tile):
             client.close()
     return out
 
-
+# %% ../nbs/62_streaming.ipynb #ce7d65d4
 def _sum_in_order(futures, bar) -> dict:
     "Add the partial sums in submission order (the same arithmetic whoever computed them), dropping each when added."
     out = None
