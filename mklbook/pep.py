@@ -697,7 +697,9 @@ class _Families:
 
 
 def _Q(K, coef, lam, t):
-    "`Q(theta; alpha) = lam beta_hat_theta(t) + coef' K_theta coef / 2` and the top-t eigenvectors."
+    "`Q(theta; alpha) = lam beta_hat_theta(t) + coef' K_theta coef / 2` and the top-t eigenvectors (none when lam = 0)."
+    if lam == 0:                                               # IKL: no PEP, no eigenvectors
+        return 0.5 * coef @ K @ coef, None
     w, U = top_eigen(K, t, vectors=True)
     return lam * w.sum() / np.trace(K) + 0.5 * coef @ K @ coef, U
 
@@ -710,8 +712,10 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
     eta, worst, it = eta0, -np.inf, 0
     for it in range(1, max_iter + 1):
         trK = np.trace(K)
-        bt = np.einsum("ij,ij->", U, K @ U) / trK              # beta_tilde at theta^s (= beta_hat)
-        grad = lam * (np.einsum("ij,ij->", U, dK @ U) / trK - bt * np.trace(dK) / trK) + 0.5 * coef @ dK @ coef
+        grad = 0.5 * coef @ dK @ coef
+        if lam > 0:
+            bt = np.einsum("ij,ij->", U, K @ U) / trK          # beta_tilde at theta^s (= beta_hat)
+            grad += lam * (np.einsum("ij,ij->", U, dK @ U) / trK - bt * np.trace(dK) / trK)
         if grad == 0 or (theta <= lo and grad < 0) or (theta >= hi and grad > 0):
             break
         moved = False
@@ -720,8 +724,8 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
             Kn, dKn = fams.kernel(fam, th, deriv=True)
             Qn, Un = _Q(Kn, coef, lam, t)
             # the surrogate at the new point, built from the old eigenvectors, never exceeds the true PEP
-            worst = max(worst, np.einsum("ij,ij->", U, Kn @ U) / np.trace(Kn) - (Qn - 0.5 * coef @ Kn @ coef) /
-                        max(lam, 1e-300) if lam > 0 else -np.inf)
+            if lam > 0:
+                worst = max(worst, np.einsum("ij,ij->", U, Kn @ U) / np.trace(Kn) - (Qn - 0.5 * coef @ Kn @ coef) / lam)
             if Qn > Qv:
                 theta, K, dK, Qv, U, moved = th, Kn, dKn, Qn, Un, True
                 eta *= 2
@@ -885,11 +889,12 @@ def ifkl(X,                          # (m, n_features) training inputs
     fams = _Families(X, families, tau_range, degree_range, standardize)
     grid = _coarse_grid(fams, degree_range)               # kernels and PEPs of the grid: alpha-independent, once
     Kg = np.stack([fams.kernel(f_, th) for f_, th in grid])
-    pep_g = empirical_pep(Kg, t)
+    pep_g = empirical_pep(Kg, t) if lam > 0 else np.zeros(len(grid))   # lam = 0 (IKL): no PEP to compute
     cols, Kcols, fixed = _first_columns(fams, kernels, Xraw, random_state)
     d, hist, worst, status, gap, it, res = None, [], -np.inf, "unknown", np.inf, 0, None
     for it in range(1, max_outer + 1):
         res = fkl(np.stack(Kcols), y_pm, lam=lam, t=t, C=C, task=task, epsilon=epsilon, d0=d, tol=fkl_tol,
+                  pep=None if lam > 0 else np.zeros(len(Kcols)),   # lam = 0: no PEP to compute
                   method="silp", warn=False, psd="assume")    # the families' kernels are PSD by construction
         xi = float(res.Q.max())                           # line 5: max over Omega^s of Q(theta; alpha^s)
         Qg = lam * pep_g + 0.5 * stack_quad(Kg, res.coef)
