@@ -33,12 +33,12 @@ class MKLSolution(KernelExpansionResult):
     r"""A learned kernel and its machine, with the certificate of the method that learned it.
 
     $f(x)=\sum_j c_j\,K_\mu(x,x_j)+b$ with $K_\mu$ the method's `combination` of the base kernels at `weights`:
-    "linear" $\sum_k\mu_kK_k$, "square" $(\sum_k\mu_kK_k)^{\circ2}$ (NLMKL), "exp" $\exp^{\circ}(\sum_k\mu_kK_k)$
-    (two-layer MKL). `lower` is a certified lower bound on the optimal value (convex problems; NaN otherwise)."""
+    "linear" $\sum_k\mu_kK_k$, "square" $(\sum_k\mu_kK_k)^{\circ2}$ (NLMKL).
+    `lower` is a certified lower bound on the optimal value (convex problems; NaN otherwise)."""
     weights: np.ndarray | None = None   # (p,) mu >= 0
     alpha: np.ndarray | None = None     # (m,) dual variables of the machine at mu
     lower: float = np.nan               # certified lower bound on the optimum (convex problems)
-    combination: str = "linear"         # "linear", "square" or "exp"
+    combination: str = "linear"         # "linear" or "square" (NLMKL)
     n_solves: int = 0                   # kernel-machine solves
     history: np.ndarray | None = None   # objective after each iteration
 
@@ -54,19 +54,13 @@ class MKLSolution(KernelExpansionResult):
 
 # %% ../nbs/14_classic_mkl.ipynb #dee781b0
 def combine_kernels(Ks, mu, combination: str = "linear") -> np.ndarray:
-    r"""$\sum_k\mu_kK_k$ ("linear"), its Hadamard square ("square") or elementwise exponential ("exp").
-
-    The last two are kernels whenever the base kernels are (Schur's product theorem; $\exp$ is a power series with
-    non-negative coefficients)."""
+    r"""$\sum_k\mu_kK_k$ ("linear") or its Hadamard square ("square", a kernel by Schur's product theorem)."""
+    if combination not in ("linear", "square"):
+        raise ValueError(f"combination must be 'linear' or 'square'; got {combination!r}.")
+    mu = check_weights(mu, Ks.shape[0])
     nz = np.flatnonzero(mu)
     L = np.tensordot(mu[nz], Ks[nz], axes=1) if nz.size else np.zeros(Ks.shape[1:])
-    if combination == "linear":
-        return L
-    if combination == "square":
-        return L * L
-    if combination == "exp":
-        return np.exp(L)
-    raise ValueError(f"combination must be 'linear', 'square' or 'exp'; got {combination!r}.")
+    return L * L if combination == "square" else L
 
 # %% ../nbs/14_classic_mkl.ipynb #90e4751b
 def _dual_norm(q, p):
@@ -133,7 +127,7 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
                          "not available; use psd='check' or 'assume'.")
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
-    y, classes = check_binary_labels(y, m)
+    y, _ = check_binary_labels(y, m)
     p = _check_p(p)
     C, tol = check_positive(C, "C"), check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
