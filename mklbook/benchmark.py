@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_wine, make_classification,
                               make_regression)
 from sklearn.model_selection import ParameterGrid
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.exceptions import ConvergenceWarning
@@ -27,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .alignment import AlignMKL, AlignmentKRR
 from .alignment_experiments import RankOneMKL
 from .baselines import L1MKL, L2KRRMKL, UniformMKL
+from .classic_mkl import GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL
 from .estimators import default_scores, default_scores_table
 from .lowrank import LowRankAlignMKL
 from .data import load_dataset, subsample
@@ -40,10 +42,11 @@ from .vcmkl import PAPER_TABLE1 as VCMKL_PAPER, VCMKLClassifier
 from .vkr import VKRClassifier
 
 # %% auto #0
-__all__ = ['BINARY_SETS', 'MULTICLASS_SETS', 'QUICK_SETS', 'METHODS', 'MULTICLASS_METHODS', 'BINARY_ONLY', 'GRIDS', 'CERTIFIED',
-           'EXTRAS', 'average_ranks', 'FriedmanResult', 'friedman_test', 'nemenyi_cd', 'cd_cliques', 'cd_diagram',
-           'RegressionClassifier', 'benchmark_data', 'bank_widths', 'benchmark_methods', 'n_kernels', 'certificate',
-           'BenchmarkResult', 'run_benchmark', 'reproduce_benchmark', 'default_suite', 'reproduce_defaults']
+__all__ = ['BINARY_SETS', 'MULTICLASS_SETS', 'QUICK_SETS', 'METHODS', 'MULTICLASS_METHODS', 'OVR_METHODS', 'BINARY_ONLY', 'GRIDS',
+           'CERTIFIED', 'EXTRAS', 'average_ranks', 'FriedmanResult', 'friedman_test', 'nemenyi_cd', 'cd_cliques',
+           'cd_diagram', 'RegressionClassifier', 'benchmark_data', 'bank_widths', 'benchmark_methods', 'n_kernels',
+           'certificate', 'BenchmarkResult', 'run_benchmark', 'reproduce_benchmark', 'default_suite',
+           'reproduce_defaults']
 
 # %% ../nbs/60_benchmark.ipynb #2ab34b75
 def _check_scores(scores) -> np.ndarray:
@@ -266,8 +269,10 @@ MULTICLASS_SETS = {"vowel": "vowel", "ecoli": "ecoli", "digits": "digits", "wine
 QUICK_SETS = {  # embedded scikit-learn data: what `--quick` and the notebook under test run
     "breast_cancer": "breast_cancer", "digits 3v8": "digits", "wine": "wine", "iris": "iris",
 }
-METHODS = ("unif", "align", "alignf", "align-KRR", "L1MKL", "L2KRR", "VKR", "FKL", "IFKL", "M3K", "VCMKL", "SVM")
+METHODS = ("unif", "align", "alignf", "align-KRR", "L1MKL", "L2KRR", "VKR", "FKL", "IFKL", "M3K", "VCMKL",
+           "LpMKL", "GMKL", "NLMKL", "IKL", "2LMKL", "SVM")
 MULTICLASS_METHODS = ("unif", "align", "alignf", "M3K", "SVM")
+OVR_METHODS = ("LpMKL", "GMKL", "NLMKL", "IKL", "2LMKL")  # binary methods run one-vs-rest on multi-class sets
 BINARY_ONLY = {  # method -> why it is '–' on multi-class sets
     "align-KRR": "a regressor: run as a least-squares classifier on +-1 targets, which separates two classes",
     "L1MKL": "Lanckriet et al.'s SVM MKL has a binary SVM dual",
@@ -332,17 +337,23 @@ GRIDS = {  # full-run grids (3 values of each method's main regularisation const
     "IFKL": {"C": [1.0, 10.0, 100.0]},
     "M3K": {"C": [1.0, 10.0, 100.0]},
     "VCMKL": {"nu": [0.02]},
+    "LpMKL": {"C": [1.0, 10.0, 100.0]},
+    "GMKL": {"C": [1.0, 10.0, 100.0]},
+    "NLMKL": {"regressor__lam": [0.01, 0.1, 1.0]},
+    "IKL": {"C": [1.0, 10.0, 100.0]},
+    "2LMKL": {"C": [1.0, 10.0, 100.0]},
     "SVM": {"C": [1.0, 10.0, 100.0]},
 }
 
-
+# %% ../nbs/60_benchmark.ipynb #b3e1a7c2
 def benchmark_methods(n_features: int,     # number of features (fixes the bank's widths)
                       n_classes: int = 2,   # number of classes: binary-only methods are left out above 2
                       methods=None,         # names from `METHODS` (default: all)
                       quick: bool = False,  # each grid reduced to its first and last values
                       ) -> dict:            # {name: (pipeline, param_grid)}
     """`{name: (pipeline, param_grid)}`: every method that accepts `n_classes` classes, on standardised features and
-    the shared Gaussian bank `bank_widths(n_features)`; binary-only methods are left out when `n_classes > 2`."""
+    the shared Gaussian bank `bank_widths(n_features)`. When `n_classes > 2` the methods of `OVR_METHODS` run
+    one-vs-rest and the other binary-only methods are left out."""
     methods = list(METHODS if methods is None else methods)
     bad = [m for m in methods if m not in METHODS]
     if bad:
@@ -365,16 +376,23 @@ def benchmark_methods(n_features: int,     # number of features (fixes the bank'
                                        standardize=False),
         "M3K": lambda: M3KClassifier(ks, **M3K_PAPER),
         "VCMKL": lambda: VCMKLClassifier(**VCMKL_PAPER),
+        "LpMKL": lambda: LpMKL(ks),
+        "GMKL": lambda: GMKL(ks),
+        "NLMKL": lambda: RegressionClassifier(NLMKL(ks)),
+        "IKL": lambda: IKL(families=("gaussian",), tau_range=(float(g.min()), float(g.max())), standardize=False),
+        "2LMKL": lambda: TwoLayerMKL(ks),
         "SVM": lambda: SVC(),
     }
     out = {}
     for m in methods:
-        if n_classes > 2 and m not in MULTICLASS_METHODS:
+        ovr = n_classes > 2 and m in OVR_METHODS
+        if n_classes > 2 and m not in MULTICLASS_METHODS and not ovr:
             continue
         grid = {k: (v[:1] + v[-1:] if quick and len(v) > 2 else v) for k, v in GRIDS[m].items()}
         if m == "SVM":
             grid = {"C": grid["C"], "gamma": list(g)}
-        out[m] = (_pipe(make[m]()), {f"model__{k}": v for k, v in grid.items()})
+        est, pre = (OneVsRestClassifier(make[m]()), "model__estimator__") if ovr else (make[m](), "model__")
+        out[m] = (_pipe(est), {f"{pre}{k}": v for k, v in grid.items()})
     return out
 
 # %% ../nbs/60_benchmark.ipynb #043246bd
@@ -391,8 +409,10 @@ def n_kernels(est,          # a fitted benchmark pipeline (or method)
     $$\#\{k:|\mu_k|>10^{-6}\max_l|\mu_l|\}$$
 
     VKR: kernels holding an atom; IFKL: the kernels it added (with non-zero weight); the single-kernel SVM: 1; VCMKL: NaN
-    (its kernels are not a combination)."""
+    (its kernels are not a combination); one-vs-rest: the mean over its binary machines."""
     m = _model(est)
+    if isinstance(m, OneVsRestClassifier):
+        return float(np.mean([n_kernels(e) for e in m.estimators_]))
     if isinstance(m, SVC):
         return 1.0
     if isinstance(m, VKRClassifier):
@@ -405,15 +425,21 @@ def n_kernels(est,          # a fitted benchmark pipeline (or method)
 # %% ../nbs/60_benchmark.ipynb #0b56945c
 def certificate(est,  # a fitted benchmark pipeline (or method)
                 ) -> tuple[str, float]:
-    "`(status, gap)` of the fitted method's solver; `('none', nan)` for methods solved in closed form or by libsvm."
+    """`(status, gap)` of the fitted method's solver; `('none', nan)` for methods solved in closed form or by libsvm.
+    One-vs-rest: the first uncertified status of its binary machines (else theirs) and the largest gap."""
     m = _model(est)
+    if isinstance(m, OneVsRestClassifier):
+        certs = [certificate(e) for e in m.estimators_]
+        bad = [s for s, _ in certs if s not in CERTIFIED]
+        gaps = np.array([g for _, g in certs], dtype=np.float64)
+        return (bad or [certs[0][0]])[0], float(np.nanmax(gaps)) if np.isfinite(gaps).any() else np.nan
     r = getattr(m, "alignf_", None) if isinstance(m, AlignMKL) else getattr(m, "result_", None)
     if r is None:
         return "none", np.nan
     return str(r.status), float(getattr(r, "gap", np.nan))
 
 
-CERTIFIED = ("optimal", "converged")   # IFKL's and VCMKL's 'converged' are local certificates (see the text)
+CERTIFIED = ("optimal", "converged", "stationary point")  # all but 'optimal' are local certificates (see the text)
 
 
 def _certified(est) -> float:
@@ -574,6 +600,24 @@ def to_dict(self: BenchmarkResult) -> dict:
             "evaluations": {s: {m: (None if e is None else e.to_dict()) for m, e in row.items()}
                             for s, row in self.evaluations.items()}}
 
+
+@patch
+def merge(self: BenchmarkResult,
+          other: BenchmarkResult,  # a run of further methods with the same sets, splits, sizes and seed
+          ) -> BenchmarkResult:
+    "One result holding both runs' methods: `other` adds columns (and replaces a method both ran) on the same splits."
+    keys = ("sets", "quick", "n_splits", "test_size", "inner_cv", "max_n", "random_state")
+    diff = [k for k in keys if self.config.get(k) != other.config.get(k)]
+    if diff:
+        raise ValueError(f"the two runs differ in {diff}: only runs on the same sets and splits can be merged "
+                         "(re-run the new methods with the same run_benchmark arguments).")
+    ran = set(self.config["methods"]) | set(other.config["methods"])
+    out = BenchmarkResult({}, config={**self.config, "methods": [m for m in METHODS if m in ran]})
+    for name in ("evaluations", "skipped", "wall", "cpu", "warnings"):
+        a, b = getattr(self, name), getattr(other, name)
+        setattr(out, name, {s: {**a.get(s, {}), **b.get(s, {})} for s in self.sets})
+    return out
+
 # %% ../nbs/60_benchmark.ipynb #958874b4
 def run_benchmark(sets=None,                      # set names (default: all 13; quick: `QUICK_SETS`)
                   methods=None,                   # names from `METHODS` (default: all)
@@ -657,8 +701,8 @@ def reproduce_benchmark(out: Path,              # output directory; the files go
           "## Kernels with non-zero weight (mean over splits)\n", res.table("n_kernels"),
           "\n## Fit time of the selected setting (s, mean over splits)\n", res.table("fit_time"),
           "\n## Wall time per cell (s: selection by inner CV + refits, all splits)\n", res.table("wall")]
-    ranked = {"binary sets, all methods": res.methods, "all sets, multi-class methods":
-              [m for m in res.methods if m in MULTICLASS_METHODS]}
+    ranked = {"binary sets, all methods": res.methods, "all sets, multi-class and one-vs-rest methods":
+              [m for m in res.methods if m in MULTICLASS_METHODS + OVR_METHODS]}
     for i, (label, methods) in enumerate(ranked.items()):
         if len(methods) < 2 or len(res.complete(methods)) < 2:
             continue

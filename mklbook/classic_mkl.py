@@ -15,6 +15,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,10 +23,12 @@ from .baselines import _check_mkl_stack, _trace_m
 from .estimators import CombinedKernelModel
 from .kernels import check_binary_labels, check_int, check_positive, check_weights, stack_combine, stack_quad
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
-from .solvers import KernelExpansionResult, _check_targets, apply_certificate, simplex_cutting_planes, svm_dual
+from .solvers import (KernelExpansionResult, _check_C, _check_targets, apply_certificate,
+                             simplex_cutting_planes, svm_dual)
 
 # %% auto #0
-__all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'LpMKL', 'GMKL', 'NLMKL', 'IKL']
+__all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'two_layer_mkl', 'LpMKL', 'GMKL',
+           'NLMKL', 'IKL', 'TwoLayerMKL']
 
 # %% ../nbs/14_classic_mkl.ipynb #d8accf93
 @dataclass(repr=False, eq=False)
@@ -33,12 +36,12 @@ class MKLSolution(KernelExpansionResult):
     r"""A learned kernel and its machine, with the certificate of the method that learned it.
 
     $f(x)=\sum_j c_j\,K_\mu(x,x_j)+b$ with $K_\mu$ the method's `combination` of the base kernels at `weights`:
-    "linear" $\sum_k\mu_kK_k$, "square" $(\sum_k\mu_kK_k)^{\circ2}$ (NLMKL).
+    "linear" $\sum_k\mu_kK_k$, "square" $(\sum_k\mu_kK_k)^{\circ2}$ (NLMKL), "exp" $\exp^\circ(\sum_k\mu_kK_k)$ (two-layer MKL).
     `lower` is a certified lower bound on the optimal value (convex problems; NaN otherwise)."""
     weights: np.ndarray | None = None   # (p,) mu >= 0
     alpha: np.ndarray | None = None     # (m,) dual variables of the machine at mu
     lower: float = np.nan               # certified lower bound on the optimum (convex problems)
-    combination: str = "linear"         # "linear" or "square" (NLMKL)
+    combination: str = "linear"         # "linear", "square" (NLMKL) or "exp" (two-layer MKL)
     n_solves: int = 0                   # kernel-machine solves
     history: np.ndarray | None = None   # objective after each iteration
 
@@ -54,13 +57,19 @@ class MKLSolution(KernelExpansionResult):
 
 # %% ../nbs/14_classic_mkl.ipynb #dee781b0
 def combine_kernels(Ks, mu, combination: str = "linear") -> np.ndarray:
-    r"""$\sum_k\mu_kK_k$ ("linear") or its Hadamard square ("square", a kernel by Schur's product theorem)."""
-    if combination not in ("linear", "square"):
-        raise ValueError(f"combination must be 'linear' or 'square'; got {combination!r}.")
+    r"""$\sum_k\mu_kK_k$ ("linear"), its Hadamard square ("square") or its entrywise exponential ("exp").
+
+    Both non-linear forms are kernels by Schur's product theorem: the Hadamard product of PSD matrices is PSD, and
+    $\exp^\circ(\mathbf L)=\sum_{n\ge0}\mathbf L^{\circ n}/n!$ is a sum of them with non-negative coefficients."""
+    if combination not in ("linear", "square", "exp"):
+        raise ValueError(f"combination must be 'linear', 'square' or 'exp'; got {combination!r}.")
     mu = check_weights(mu, Ks.shape[0])
     nz = np.flatnonzero(mu)
     L = np.tensordot(mu[nz], Ks[nz], axes=1) if nz.size else np.zeros(Ks.shape[1:])
+    if combination == "exp":
+        return np.exp(L)
     return L * L if combination == "square" else L
+
 
 # %% ../nbs/14_classic_mkl.ipynb #90e4751b
 def _dual_norm(q, p):
@@ -422,6 +431,57 @@ def ikl(X,                          # (m, n_features) training inputs
                       stacklevel=2)
     return res
 
+# %% ../nbs/14_classic_mkl.ipynb #0d6574fa
+def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
+                  y,                      # (m,) binary labels
+                  C=1.0,                  # SVM box bound: a number, or (m,) per-sample bounds (class costs)
+                  radius: float = 1.0,    # R, the radius of the ball of mu
+                  p: int = 1,             # the ball's norm: 1 or 2
+                  tol: float = 1e-4,      # projected-gradient residual at which to stop
+                  max_iter: int = 200,    # iterations
+                  svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
+                  psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test
+                  warn: bool = True,      # ConvergenceWarning unless the residual meets tol
+                  ) -> MKLSolution:
+    r"""Two-layer MKL (the book's reading of Zhuang, Tsang & Hoi 2011): an SVM on the entrywise exponential of a
+    combination of the base kernels, the first-layer weights by projected gradient on the SVM dual value.
+
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}J(\mu)=\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\alpha^\top
+    \mathbf Y\exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha,\qquad
+    \frac{\partial J}{\partial\mu_k}=-\tfrac12\,v^\top\big(\mathbf K(\mu)\circ\mathbf K_k\big)v,\quad v=\mathbf Y\alpha^\star$$
+
+    Not convex in $\mu$: certified by the projected-gradient residual (a stationary point).
+
+    Reference: zhuang2011twolayer (the two-layer kernel); varma2009gmkl (projected gradient on the SVM dual value)."""
+    t0 = time.perf_counter()
+    Ks, _ = _check_mkl_stack(Ks, psd)
+    P, m, _ = Ks.shape
+    y, _ = check_binary_labels(y, m)
+    C = _check_C(C, m)
+    radius, tol = check_positive(radius, "radius"), check_positive(tol, "tol")
+    p = int(_check_p(p, (1, 2)))
+    max_iter = check_int(max_iter, "max_iter", low=0)
+    top = float(np.abs(Ks).max()) * P ** (1 - 1 / p)   # the largest entry of sum mu_k K_k on the ball, per unit R
+    if radius * top > 600:                                 # exp overflows near 709
+        raise ValueError(f"radius={radius:g} lets the combination's entries reach {radius * top:.3g}, where exp "
+                         "overflows; use kernels at trace m (entries of order 1) and a radius below "
+                         f"{600 / top:.3g}.")
+
+    def f_and_grad(mu):
+        K = combine_kernels(Ks, mu, "exp")
+        r = svm_dual(K, y, C=C, tol=svm_tol, psd="assume", warn=False)
+        G = K * np.outer(r.coef, r.coef)
+        return r.objective, -0.5 * np.tensordot(Ks, G, axes=([1, 2], [0, 1])), r
+
+    zero = np.zeros(P)
+    mu, J, r, res_, it, hist, n_eval = _projected_gradient(
+        f_and_grad, np.full(P, radius * P ** (-1.0 / p)), lambda v: project_ball(v, zero, radius, p), radius, tol,
+        max_iter)
+    res = MKLSolution(objective=J, weights=mu, alpha=r.alpha, coef=r.coef, bias=r.bias, combination="exp", n_iter=it,
+                      n_solves=n_eval, history=hist, solver=f"two_layer_mkl(p={p})")
+    return _stationary(res, res_, tol, t0, warn, "Two-layer MKL's J(mu)")
+
+
 # %% ../nbs/14_classic_mkl.ipynb #0c546698
 class _BinaryMKL(CombinedKernelModel):
     "One-stage binary SVM MKL on the bank's kernels at trace m: the SVM the solver certified is the model."
@@ -588,3 +648,55 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
         self.tol = tol
         self.max_outer = max_outer
         self.random_state = random_state
+
+# %% ../nbs/14_classic_mkl.ipynb #1c99c803
+class TwoLayerMKL(_BinaryMKL):
+    r"""Two-layer MKL (the book's reading of Zhuang et al. 2011) for binary classification: `two_layer_mkl` on the
+    bank's kernels, then the SVM on the learned kernel $\exp^\circ(\sum_k\mu_k\mathbf K_k)$.
+
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\alpha^\top\mathbf Y
+    \exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha$$
+
+    Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, R = 1, p = 1. `class_weight` multiplies C per class
+    in both stages, as in `SVC` (cost-sensitive learning, paper 003's Table 2).
+    Reference: zhuang2011twolayer."""
+
+    def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
+                 C=1.0,               # SVM box bound
+                 radius=1.0,          # R, the radius of the ball of the first-layer weights
+                 p=1,                 # the ball's norm, 1 or 2
+                 class_weight=None,   # None, "balanced" or {label: weight}: C_i = C * weight of y_i
+                 normalize="trace",   # the bank's normalisation
+                 center=True,         # center each kernel with the training statistics
+                 tol=1e-4,            # projected-gradient residual at which to stop
+                 max_iter=200):       # iterations
+        self.kernels = kernels
+        self.C = C
+        self.radius = radius
+        self.p = p
+        self.class_weight = class_weight
+        self.normalize = normalize
+        self.center = center
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _second_stage(self):
+        return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
+
+    def _learn_weights(self, Ks, y):
+        Kt, scale = _trace_m(Ks)
+        Cs = self.C * compute_sample_weight(self.class_weight, y)
+        self.result_ = two_layer_mkl(Kt, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
+                                     p=self.p, tol=self.tol, max_iter=self.max_iter, psd="assume")
+        self.n_iter_ = self.result_.n_iter
+        return self.result_.weights * scale
+
+    def _weights_and_kernel(self, X, y):
+        Ks = self._fit_bank(X)
+        mu = self._learn_weights(Ks, y)
+        return mu, combine_kernels(Ks, mu, "exp")
+
+    def _combined_test_kernel(self, X):
+        check_is_fitted(self, "weights_")
+        return combine_kernels(self._test_stack(X), self.weights_ * self.kernel_scale_, "exp")
+

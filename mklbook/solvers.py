@@ -309,7 +309,10 @@ def _face_solve(K, c, seg, slopes, F, N):
             warnings.simplefilter("error", sla.LinAlgWarning)
             sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
     except (np.linalg.LinAlgError, sla.LinAlgWarning):
-        sol = sla.lstsq(A, rhs, check_finite=False)[0]
+        try:
+            sol = sla.lstsq(A, rhs, check_finite=False)[0]
+        except np.linalg.LinAlgError:      # gelsd's SVD can fail to converge on a near-singular face: QR with pivoting
+            sol = sla.lstsq(A, rhs, check_finite=False, lapack_driver="gelsy")[0]
     return sol[:-1], float(sol[-1])
 
 
@@ -399,11 +402,14 @@ def _libsvm_certified(make_est, Kfit, y_fit, weights, certify, bps, slopes, tol)
         coef = np.clip(coef, bps[:, 0], bps[:, 2])
         cands = [(certify(coef, bias), coef, "libsvm")]
         if gap_of(cands[0]) > tol:              # libsvm caches Q in single precision: polish in double
-            c2, b2, rounds = _polish(Kfit, coef, cands[0][0][2], bps, slopes)
+            try:
+                c2, b2, rounds = _polish(Kfit, coef, cands[0][0][2], bps, slopes)
+            except np.linalg.LinAlgError:       # a face LAPACK cannot solve: keep libsvm's candidate, its gap is honest
+                c2, rounds = None, 0
             n_iter += rounds
-            cert2 = certify(c2, b2)
-            if cert2[1] >= cands[0][0][1] - 1e-12 * max(1.0, abs(cands[0][0][1])):   # the polish may only raise D
-                cands.append((cert2, c2, "libsvm+polish"))
+            cert2 = None if c2 is None else certify(c2, b2)
+            if cert2 is not None and cert2[1] >= cands[0][0][1] - 1e-12 * max(1.0, abs(cands[0][0][1])):
+                cands.append((cert2, c2, "libsvm+polish"))                             # the polish may only raise D
         for cand in cands:
             if best is None or gap_of(cand) < gap_of(best):
                 best = cand

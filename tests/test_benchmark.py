@@ -3,9 +3,9 @@ and scipy, the least-squares classifier adapter, bad inputs, and `mklbook reprod
 import numpy as np
 import pytest
 
-from mklbook.benchmark import (BINARY_SETS, METHODS, MULTICLASS_METHODS, BenchmarkResult, RegressionClassifier,
-                               average_ranks, benchmark_data, benchmark_methods, cd_cliques, friedman_test,
-                               nemenyi_cd, run_benchmark)
+from mklbook.benchmark import (BINARY_SETS, METHODS, MULTICLASS_METHODS, OVR_METHODS, BenchmarkResult,
+                               RegressionClassifier, average_ranks, benchmark_data, benchmark_methods, cd_cliques,
+                               friedman_test, nemenyi_cd, run_benchmark)
 
 # Demšar (2006), Table 6: AUC of C4.5, C4.5+m, C4.5+cf, C4.5+m+cf on 14 data sets. The paper ranks 'voting' as
 # (4, 1, 2, 3): its unrounded AUCs separate the last two methods that the printed 0.975 ties, hence 0.97501.
@@ -55,7 +55,7 @@ def test_regression_classifier():
 def test_methods_and_sets_bad_input():
     ms = benchmark_methods(10, 2)
     assert list(ms) == list(METHODS)
-    assert list(benchmark_methods(10, 5)) == [m for m in METHODS if m in MULTICLASS_METHODS]
+    assert list(benchmark_methods(10, 5)) == [m for m in METHODS if m in MULTICLASS_METHODS + OVR_METHODS]
     with pytest.raises(ValueError, match="unknown method"):
         benchmark_methods(10, 2, ["alignf", "SimpleMKL"])
     with pytest.raises(ValueError, match="unknown benchmark set"):
@@ -68,6 +68,21 @@ def test_methods_and_sets_bad_input():
     assert X.shape == (60, 13) and np.unique(y).size == 3
     assert set(BINARY_SETS) == {"ionosphere", "sonar", "pima", "german", "australian", "liver",
                                 "breast-cancer-wisconsin", "spambase", "splice"}
+
+
+def test_one_vs_rest_columns_and_merging_runs():
+    "Chapter 14's baselines run one-vs-rest on a multi-class set; a run of further methods merges on the same splits."
+    a = run_benchmark(sets=["wine", "breast_cancer"], methods=["unif", "SVM"], quick=True, progress=False)
+    b = run_benchmark(sets=["wine", "breast_cancer"], methods=["2LMKL", "GMKL"], quick=True, progress=False)
+    assert type(b.evaluations["wine"]["2LMKL"]).__name__ == "Evaluation"          # 3 classes: one-vs-rest, not '-'
+    assert (b.evaluations["wine"]["GMKL"].extra["certified"] == 1).all()          # every binary machine certified
+    ab = a.merge(b)
+    assert ab.methods == ["unif", "GMKL", "2LMKL", "SVM"] and ab.config["methods"] == ab.methods
+    both = np.c_[a.matrix("mean", methods=["unif"]), b.matrix("mean", methods=["2LMKL"])]
+    np.testing.assert_array_equal(ab.matrix("mean", methods=["unif", "2LMKL"]), both)
+    c = run_benchmark(sets=["wine", "breast_cancer"], methods=["GMKL"], quick=True, random_state=1, progress=False)
+    with pytest.raises(ValueError, match="random_state"):
+        a.merge(c)
 
 
 def test_reproduce_quick_cli(tmp_path):

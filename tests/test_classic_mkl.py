@@ -1,19 +1,22 @@
-"""GMKL, NLMKL, Lp-norm MKL and IKL: fast paths against slow references, certificates, bad input, scikit-learn."""
+"""GMKL, NLMKL, Lp-norm MKL, IKL and two-layer MKL: fast paths against slow references, certificates, bad input, scikit-learn."""
 import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mklbook.baselines import l1_mkl
-from mklbook.classic_mkl import GMKL, IKL, NLMKL, LpMKL, combine_kernels, gmkl, ikl, lp_mkl, nlmkl, project_ball
+from mklbook.classic_mkl import (GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL, combine_kernels, gmkl, ikl, lp_mkl, nlmkl,
+                                 project_ball, two_layer_mkl)
 from mklbook.kernels import Gaussian, KernelBank, Polynomial, stack_quad
+from mklbook.solvers import svm_dual
 
 KS = [Gaussian(0.1), Gaussian(1.0)]
 
 
 # scikit-learn's checks; the classifiers are binary (tag multi_class=False), IKL searches one narrow Gaussian range
 @parametrize_with_checks([LpMKL(KS), LpMKL(KS, p=1), GMKL(KS), GMKL(KS, reg="l2"), NLMKL(KS),
-                          IKL(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2)])
+                          IKL(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2), TwoLayerMKL(KS),
+                          TwoLayerMKL(KS, p=2, class_weight="balanced")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -117,6 +120,43 @@ def test_ikl_on_a_single_width_is_l1_mkl_on_the_same_kernels():
     assert abs(r.objective - ref.objective) <= 1e-5 * abs(ref.objective)
 
 
+def _two_layer_value(Ks, y, mu, C=1.0):
+    "The slow reference: the SVM dual value on exp(sum mu_k K_k), one certified solve."
+    return svm_dual(combine_kernels(Ks, mu, "exp"), y, C=C, tol=1e-11, psd="assume", warn=False).objective
+
+
+def test_two_layer_gradient_is_the_derivative_and_nothing_on_a_grid_is_lower():
+    _, y, Ks = _problem(seed=5)
+    mu = np.array([0.2, 0.5, 0.1, 0.3])
+    K = combine_kernels(Ks, mu, "exp")
+    assert np.linalg.eigvalsh(K).min() > -1e-9 * np.linalg.eigvalsh(K).max()        # a kernel (Schur)
+    v = svm_dual(K, y, tol=1e-12, psd="assume").coef
+    grad = np.array([-0.5 * v @ (K * Kk) @ v for Kk in Ks])
+    fd = np.array([(_two_layer_value(Ks, y, mu + 1e-5 * e) - _two_layer_value(Ks, y, mu - 1e-5 * e)) / 2e-5
+                   for e in np.eye(4)])
+    assert np.abs(grad - fd).max() < 1e-6 * np.abs(fd).max() and (grad <= 0).all()
+    n, R = 30, 1.5
+    grid = np.array([[i, j, n - i - j] for i in range(n + 1) for j in range(n + 1 - i)]) * R / n
+    for p, K3 in ((1, Ks[:3]), (1, Ks[1:])):
+        r = two_layer_mkl(K3, y, radius=R, p=p, tol=1e-6)
+        vals = np.array([_two_layer_value(K3, y, g) for g in grid])
+        assert r.status == "stationary point" and abs(r.weights.sum() - R) < 1e-9      # on the sphere
+        assert r.objective <= vals.min() + 1e-9 * abs(vals.min())
+        assert abs(r.objective - _two_layer_value(K3, y, r.weights)) <= 1e-7 * abs(r.objective)
+    r2 = two_layer_mkl(Ks, y, p=2, tol=1e-6)
+    assert r2.status == "stationary point" and abs(np.linalg.norm(r2.weights) - 1) < 1e-9
+
+
+def test_two_layer_class_costs_are_per_sample_bounds():
+    X, y, Ks = _problem(seed=6)
+    Cs = np.where(y > 0, 1.0, 4.0)
+    r = two_layer_mkl(Ks, y, C=Cs, tol=1e-6)
+    assert r.status == "stationary point" and (r.alpha <= Cs + 1e-9).all() and (r.alpha[y < 0] > 1 + 1e-6).any()
+    est = TwoLayerMKL([Gaussian(0.5), Polynomial(2)], class_weight={-1.0: 4.0, 1.0: 1.0}).fit(X, y)
+    plain = TwoLayerMKL([Gaussian(0.5), Polynomial(2)]).fit(X, y)
+    assert (est.predict(X) > 0).sum() <= (plain.predict(X) > 0).sum()      # false positives cost more: fewer positives
+
+
 def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
     _, y, Ks = _problem()
     K0 = Ks.copy()
@@ -134,6 +174,12 @@ def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
         nlmkl(Ks, y, lam=0)
     with pytest.raises(ValueError, match="combination must be"):
         combine_kernels(Ks, np.ones(4), "cube")
+    with pytest.raises(ValueError, match="exp overflows"):
+        two_layer_mkl(Ks, y, radius=1e4)
+    with pytest.raises(ValueError, match="C"):
+        two_layer_mkl(Ks, y, C=np.ones(3))
+    with pytest.raises(ValueError, match="binary"):
+        TwoLayerMKL(KS).fit(np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3)
     with pytest.raises(ValueError, match="binary"):
         LpMKL(KS).fit(np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3)
     np.testing.assert_array_equal(Ks, K0)
@@ -147,5 +193,5 @@ def test_defaults_are_sensible_on_raw_unscaled_features():
     X, y = load_breast_cancer(return_X_y=True)
     X, y = X[::2], y[::2]
     svc = cross_val_score(SVC(), X, y, cv=3).mean()
-    for est in (LpMKL(), GMKL(), RegressionClassifier(NLMKL())):
+    for est in (LpMKL(), GMKL(), RegressionClassifier(NLMKL()), TwoLayerMKL()):
         assert cross_val_score(est, X, y, cv=3).mean() >= svc
