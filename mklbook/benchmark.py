@@ -45,7 +45,7 @@ from .vkr import VKRClassifier
 __all__ = ['BINARY_SETS', 'MULTICLASS_SETS', 'QUICK_SETS', 'METHODS', 'MULTICLASS_METHODS', 'OVR_METHODS', 'BINARY_ONLY', 'GRIDS',
            'CERTIFIED', 'EXTRAS', 'average_ranks', 'FriedmanResult', 'friedman_test', 'nemenyi_cd', 'cd_cliques',
            'cd_diagram', 'RegressionClassifier', 'benchmark_data', 'bank_widths', 'benchmark_methods', 'n_kernels',
-           'certificate', 'BenchmarkResult', 'run_benchmark', 'reproduce_benchmark', 'default_suite',
+           'certificate', 'BenchmarkResult', 'run_benchmark', 'write_benchmark', 'reproduce_benchmark', 'default_suite',
            'reproduce_defaults']
 
 # %% ../nbs/60_benchmark.ipynb #2ab34b75
@@ -493,7 +493,8 @@ class BenchmarkResult:
                 evs[s][m] = None if e is None else Evaluation(
                     name=e["name"], metric=e["metric"], test=np.asarray(e["test"]), params=e["params"],
                     val=np.zeros((len(e["test"]), 0)), grid=[], fit_time=np.asarray(e["fit_time"]),
-                    extra={k: np.asarray(v, dtype=np.float64) for k, v in e["extra"].items()})
+                    extra={k: np.asarray(v, dtype=np.float64) for k, v in e["extra"].items()},
+                    unconverged=None if e.get("unconverged") is None else np.asarray(e["unconverged"], dtype=int))
         return cls(evs, d.get("skipped", {}), d.get("wall", {}), d.get("cpu", {}), d.get("warnings", {}),
                    d.get("config", {}))
 
@@ -684,17 +685,12 @@ def _header(res: BenchmarkResult) -> str:
             f"<= {c['max_n']} points per set")
 
 
-@reproduction("benchmark", "head to head: every method of the book on the same splits of 13 sets, ranks and CD plot",
-              order=60)
-def reproduce_benchmark(out: Path,              # output directory; the files go to `out/benchmark/`
-                        quick: bool = True,     # the quick run of `run_benchmark` (a smoke test)
-                        n_jobs=None,            # joblib workers of `evaluate`
-                        progress: bool = True,  # progress bar
-                        ) -> list:              # [tables.md, results.json, and the CD diagrams drawn (.png)]
-    "Run the benchmark and write its tables, `results.json` and the two CD diagrams to `out/benchmark/`."
-    out = Path(out) / "benchmark"
+def write_benchmark(res: BenchmarkResult,  # a run (or a merge of runs on the same splits)
+                    out: Path,             # directory the files go to
+                    ) -> list:             # [tables.md, results.json, and the CD diagrams drawn (.png)]
+    "Write a benchmark's tables, `results.json` and its two CD diagrams (binary sets; all sets) to `out`."
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    res = run_benchmark(quick=quick, n_jobs=n_jobs, progress=progress)
     files = [save_json(res.to_dict(), out / "results.json")]
     md = [f"# Head to head ({_header(res)})\n", "## Test accuracy (%), mean ± std over the splits\n",
           res.table("accuracy"), "\n'–': the method is binary only (reasons in results.json, 'skipped').\n",
@@ -713,6 +709,20 @@ def reproduce_benchmark(out: Path,              # output directory; the files go
         files.append(save_figure(fig, out / f"cd_{'binary' if i == 0 else 'all'}.png"))
     (out / "tables.md").write_text("\n".join(md) + "\n")
     return [out / "tables.md"] + files
+
+
+# %% ../nbs/60_benchmark.ipynb #3c9c1b76
+@reproduction("benchmark", "head to head: every method of the book on the same splits of 13 sets, ranks and CD plot",
+              order=60)
+def reproduce_benchmark(out: Path,              # output directory; the files go to `out/benchmark/`
+                        quick: bool = True,     # the quick run of `run_benchmark` (a smoke test)
+                        n_jobs=None,            # joblib workers of `evaluate`
+                        progress: bool = True,  # progress bar
+                        ) -> list:              # [tables.md, results.json, and the CD diagrams drawn (.png)]
+    "Run the benchmark and write its tables, `results.json` and the two CD diagrams to `out/benchmark/`."
+    res = run_benchmark(quick=quick, n_jobs=n_jobs, progress=progress)
+    return write_benchmark(res, Path(out) / "benchmark")
+
 
 # %% ../nbs/60_benchmark.ipynb #0466b1e8
 def default_suite(quick: bool = False,  # at most 150 rows per set
