@@ -82,6 +82,8 @@ def _dual_norm(q, p):
 
 # %% ../nbs/14_classic_mkl.ipynb #8c22c2cb
 def _check_p(p, allowed=None):
+    if isinstance(p, (bool, np.bool_)):
+        raise ValueError(f"p must be a number, not a boolean; got {p!r}.")
     if allowed is not None:
         if p not in allowed:
             raise ValueError(f"p must be one of {allowed}; got {p!r}.")
@@ -432,6 +434,9 @@ def ikl(X,                          # (m, n_features) training inputs
     return res
 
 # %% ../nbs/14_classic_mkl.ipynb #0d6574fa
+_EXP_LIMIT = 40.0   # largest entry of the combination two-layer MKL exponentiates
+
+
 def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
                   y,                      # (m,) binary labels
                   C=1.0,                  # SVM box bound: a number, or (m,) per-sample bounds (class costs)
@@ -454,6 +459,12 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
 
     Reference: zhuang2011twolayer (the two-layer kernel); varma2009gmkl (projected gradient on the SVM dual value)."""
     t0 = time.perf_counter()
+    if psd == "allow":
+        raise ValueError("two_layer_mkl needs PSD base kernels (exp of an indefinite combination need not be a kernel): "
+                         "psd='allow' is not available.")
+    if not isinstance(Ks, np.ndarray):
+        raise TypeError(f"two_layer_mkl takes the kernel stack as an array (the exponential is entrywise); got "
+                        f"{type(Ks).__name__}. Pass the (p, m, m) array, e.g. KernelBank(...).fit_transform(X).")
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
@@ -462,10 +473,10 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
     p = int(_check_p(p, (1, 2)))
     max_iter = check_int(max_iter, "max_iter", low=0)
     top = float(np.abs(Ks).max()) * P ** (1 - 1 / p)   # the largest entry of sum mu_k K_k on the ball, per unit R
-    if radius * top > 600:                                 # exp overflows near 709
-        raise ValueError(f"radius={radius:g} lets the combination's entries reach {radius * top:.3g}, where exp "
-                         "overflows; use kernels at trace m (entries of order 1) and a radius below "
-                         f"{600 / top:.3g}.")
+    if radius * top > _EXP_LIMIT:                           # exp(40) ~ 2e17: beyond, the kernel is numerically degenerate
+        raise ValueError(f"radius={radius:g} lets the combination's entries reach {radius * top:.3g}, and exp of that "
+                         "leaves no usable precision in the kernel; use kernels at trace m (entries of order 1) and a "
+                         f"radius below {_EXP_LIMIT / top:.3g}.")
 
     def f_and_grad(mu):
         K = combine_kernels(Ks, mu, "exp")
@@ -685,7 +696,7 @@ class TwoLayerMKL(_BinaryMKL):
 
     def _learn_weights(self, Ks, y):
         Kt, scale = _trace_m(Ks)
-        Cs = self.C * compute_sample_weight(self.class_weight, y)
+        Cs = check_positive(self.C, "C") * compute_sample_weight(self.class_weight, y)
         self.result_ = two_layer_mkl(Kt, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
                                      p=self.p, tol=self.tol, max_iter=self.max_iter, psd="assume")
         self.n_iter_ = self.result_.n_iter
@@ -694,9 +705,17 @@ class TwoLayerMKL(_BinaryMKL):
     def _weights_and_kernel(self, X, y):
         Ks = self._fit_bank(X)
         mu = self._learn_weights(Ks, y)
+        if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
+            raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
         return mu, combine_kernels(Ks, mu, "exp")
 
     def _combined_test_kernel(self, X):
         check_is_fitted(self, "weights_")
-        return combine_kernels(self._test_stack(X), self.weights_ * self.kernel_scale_, "exp")
+        mu = self.weights_ * self.kernel_scale_
+        L = combine_kernels(self._test_stack(X), mu, "linear")
+        if np.abs(L).max(initial=0.0) > _EXP_LIMIT:
+            raise ValueError(f"the learned combination reaches {np.abs(L).max():.3g} on these inputs, far outside the "
+                             f"training range, and its exponential would leave no usable precision; the test points lie "
+                             "far from the training data in some kernel (an unbounded one, e.g. a polynomial).")
+        return np.exp(L)
 

@@ -83,6 +83,11 @@ def test_one_vs_rest_columns_and_merging_runs():
     c = run_benchmark(sets=["wine", "breast_cancer"], methods=["GMKL"], quick=True, random_state=1, progress=False)
     with pytest.raises(ValueError, match="random_state"):
         a.merge(c)
+    part = run_benchmark(sets=["wine"], methods=["IKL"], quick=True, progress=False)   # a run over some of the sets
+    ap = a.merge(part)
+    assert ap.evaluations["wine"]["IKL"] is not None and "IKL" not in ap.evaluations["breast_cancer"]
+    with pytest.raises(ValueError, match="sets"):
+        part.merge(a)                                                                      # sets outside self's
 
 
 def test_reproduce_quick_cli(tmp_path):

@@ -174,10 +174,16 @@ def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
         nlmkl(Ks, y, lam=0)
     with pytest.raises(ValueError, match="combination must be"):
         combine_kernels(Ks, np.ones(4), "cube")
-    with pytest.raises(ValueError, match="exp overflows"):
+    with pytest.raises(ValueError, match="no usable precision"):
         two_layer_mkl(Ks, y, radius=1e4)
     with pytest.raises(ValueError, match="C"):
         two_layer_mkl(Ks, y, C=np.ones(3))
+    with pytest.raises(ValueError, match="psd='allow' is not"):
+        two_layer_mkl(Ks, y, psd="allow")
+    with pytest.raises(ValueError, match="not a boolean"):
+        two_layer_mkl(Ks, y, p=True)
+    with pytest.raises(TypeError, match="as an array"):
+        two_layer_mkl(list(Ks), y)
     with pytest.raises(ValueError, match="binary"):
         TwoLayerMKL(KS).fit(np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3)
     with pytest.raises(ValueError, match="binary"):
