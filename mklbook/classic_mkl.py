@@ -21,10 +21,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .baselines import _check_mkl_stack, _trace_m
 from .estimators import CombinedKernelModel
-from .kernels import check_binary_labels, check_int, check_positive, check_weights, stack_combine, stack_quad
+from .kernels import (FeatureStack, check_binary_labels, check_int, check_positive, check_weights, stack_combine,
+                             stack_quad)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
-from .solvers import (KernelExpansionResult, _check_C, _check_targets, apply_certificate,
-                             simplex_cutting_planes, svm_dual)
+from .solvers import (KernelExpansionResult, _check_C, _check_targets, apply_certificate, simplex_cutting_planes,
+                             svm_dual)
 
 # %% auto #0
 __all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'two_layer_mkl', 'LpMKL', 'GMKL',
@@ -462,9 +463,9 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
     if psd == "allow":
         raise ValueError("two_layer_mkl needs PSD base kernels (exp of an indefinite combination need not be a kernel): "
                          "psd='allow' is not available.")
-    if not isinstance(Ks, np.ndarray):
-        raise TypeError(f"two_layer_mkl takes the kernel stack as an array (the exponential is entrywise); got "
-                        f"{type(Ks).__name__}. Pass the (p, m, m) array, e.g. KernelBank(...).fit_transform(X).")
+    if isinstance(Ks, FeatureStack):
+        raise TypeError("two_layer_mkl needs the kernel matrices themselves (the exponential is entrywise), not a "
+                        "FeatureStack of factors; pass the (p, m, m) stack, e.g. KernelBank(...).fit_transform(X).")
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)

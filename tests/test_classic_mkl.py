@@ -182,8 +182,11 @@ def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
         two_layer_mkl(Ks, y, psd="allow")
     with pytest.raises(ValueError, match="not a boolean"):
         two_layer_mkl(Ks, y, p=True)
-    with pytest.raises(TypeError, match="as an array"):
-        two_layer_mkl(list(Ks), y)
+    from mklbook.kernels import FeatureStack
+    with pytest.raises(TypeError, match="not a FeatureStack"):
+        two_layer_mkl(FeatureStack(np.eye(len(y))[:, :4]), y)
+    r = two_layer_mkl(list(Ks), y)                        # a list of matrices is a stack too
+    assert r.status == "stationary point"
     with pytest.raises(ValueError, match="binary"):
         TwoLayerMKL(KS).fit(np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3)
     with pytest.raises(ValueError, match="binary"):
