@@ -10,3 +10,10 @@ def best_of(f, repeat: int) -> float:
         f()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def timed(f):
+    "`(f(), seconds)`: one call of `f` and its wall-clock time."
+    t0 = time.perf_counter()
+    out = f()
+    return out, time.perf_counter() - t0

@@ -23,23 +23,17 @@ Writes benchmarks/results/classic_mkl.md.
 """
 import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _timing import timed  # noqa: E402
 from mklbook.baselines import l1_mkl  # noqa: E402
 from mklbook.classic_mkl import gmkl, ikl, lp_mkl, nlmkl, two_layer_mkl  # noqa: E402
 from mklbook.pep_experiments import FullStack, load_pep_set  # noqa: E402
 from mklbook.protocol import RandomSplits, markdown_table  # noqa: E402
 
 HEAD = ["set", "m", "method", "iterations", "solves", "status", "certificate", "objective", "seconds", "time / L1-MKL"]
-
-
-def timed(f):
-    t0 = time.perf_counter()
-    out = f()
-    return out, time.perf_counter() - t0
 
 
 def methods(Ktr, Xtr, ytr):

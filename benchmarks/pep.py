@@ -20,13 +20,13 @@ solvers are deterministic; the machine is shared, so compare ratios, not seconds
 """
 import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _timing import timed  # noqa: E402
 from mklbook.baselines import l1_mkl  # noqa: E402
 from mklbook.pep import empirical_pep, fkl, ifkl  # noqa: E402
 from mklbook.pep_experiments import FullStack, fkl_grid, fkl_grid_cold, load_pep_set  # noqa: E402
@@ -36,12 +36,6 @@ from mklbook.protocol import RandomSplits, markdown_table  # noqa: E402
 GRID_HEAD = ["set", "m (training half)", "SVM solves (independent)", "SVM solves (path)", "seconds (independent)",
              "seconds (path)", "speed-up", "max rel. objective difference", "max certified gap",
              "CV choice (lambda, t): independent / path"]
-
-
-def timed(f):
-    t0 = time.perf_counter()
-    out = f()
-    return out, time.perf_counter() - t0
 
 
 def main(argv=None):
