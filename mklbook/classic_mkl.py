@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from fastcore.basics import patch
 import scipy.linalg as sla
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -179,7 +180,7 @@ def _gmkl_lower(alpha_sum, q, sigma, reg):
 # %% ../nbs/14_classic_mkl.ipynb #470d45b5
 def _gmkl_silp(Ks, y, C, sigma, tol, max_iter, svm_tol):
     "GMKL-l1 by cutting planes on {d >= 0, 1'd <= R}, R = T(0)/sigma, as a simplex with one slack coordinate."
-    P, m = Ks.shape[0], Ks.shape[1]
+    P = Ks.shape[0]
     R = 2 * C * min((y > 0).sum(), (y < 0).sum()) / sigma     # T(0) = J(0) >= sigma 1'd* + J(d*) >= sigma 1'd*
     box = {}
 
@@ -669,8 +670,11 @@ class TwoLayerMKL(_BinaryMKL):
     $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\alpha^\top\mathbf Y
     \exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha$$
 
-    Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, R = 1, p = 1. `class_weight` multiplies C per class
-    in both stages, as in `SVC` (cost-sensitive learning, paper 003's Table 2).
+    Defaults: `default_bank(X)`, kernels centered and normalised to unit diagonal ($K(x,x)=1$: trace m, and every entry
+    in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, p = 1, so the exponent stays within [-R, R] for p = 1. (At trace m a
+    kernel can have entries in the tens on raw data, whose exponential is useless; with another `normalize` each kernel
+    is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class in both stages, as in `SVC`
+    (cost-sensitive learning, paper 003's Table 2).
     Reference: zhuang2011twolayer."""
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
@@ -678,7 +682,7 @@ class TwoLayerMKL(_BinaryMKL):
                  radius=1.0,          # R, the radius of the ball of the first-layer weights
                  p=1,                 # the ball's norm, 1 or 2
                  class_weight=None,   # None, "balanced" or {label: weight}: C_i = C * weight of y_i
-                 normalize="trace",   # the bank's normalisation
+                 normalize="diagonal",  # the bank's normalisation (unit diagonal: entries in [-1, 1])
                  center=True,         # center each kernel with the training statistics
                  tol=1e-4,            # projected-gradient residual at which to stop
                  max_iter=200):       # iterations
@@ -696,27 +700,34 @@ class TwoLayerMKL(_BinaryMKL):
         return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
 
     def _learn_weights(self, Ks, y):
-        Kt, scale = _trace_m(Ks)
+        top = np.einsum("kii->ki", Ks).max(axis=1)                 # largest diagonal: the largest |entry| of a PSD K
+        scale = 1.0 / np.where(top > 0, top, 1.0)
+        Kt = Ks * scale[:, None, None]
         Cs = check_positive(self.C, "C") * compute_sample_weight(self.class_weight, y)
         self.result_ = two_layer_mkl(Kt, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
                                      p=self.p, tol=self.tol, max_iter=self.max_iter, psd="assume")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
-    def _weights_and_kernel(self, X, y):
-        Ks = self._fit_bank(X)
-        mu = self._learn_weights(Ks, y)
-        if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
-            raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
-        return mu, combine_kernels(Ks, mu, "exp")
+# %% ../nbs/14_classic_mkl.ipynb #5f6df9af
+@patch
+def _weights_and_kernel(self: TwoLayerMKL, X, y):
+    "The learned weights and the training kernel exp(sum_k mu_k K_k) (the base class combines linearly)."
+    Ks = self._fit_bank(X)
+    mu = self._learn_weights(Ks, y)
+    if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
+        raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
+    return mu, combine_kernels(Ks, mu, "exp")
 
-    def _combined_test_kernel(self, X):
-        check_is_fitted(self, "weights_")
-        mu = self.weights_ * self.kernel_scale_
-        L = combine_kernels(self._test_stack(X), mu, "linear")
-        if np.abs(L).max(initial=0.0) > _EXP_LIMIT:
-            raise ValueError(f"the learned combination reaches {np.abs(L).max():.3g} on these inputs, far outside the "
-                             f"training range, and its exponential would leave no usable precision; the test points lie "
-                             "far from the training data in some kernel (an unbounded one, e.g. a polynomial).")
-        return np.exp(L)
 
+@patch
+def _combined_test_kernel(self: TwoLayerMKL, X):
+    "exp(sum_k mu_k K_k(X, X_train)), refused when the exponent leaves the range the training kernels bound."
+    check_is_fitted(self, "weights_")
+    mu = self.weights_ * self.kernel_scale_
+    L = combine_kernels(self._test_stack(X), mu, "linear")
+    if np.abs(L).max(initial=0.0) > _EXP_LIMIT:
+        raise ValueError(f"the learned combination reaches {np.abs(L).max():.3g} on these inputs, far outside the "
+                         f"training range, and its exponential would leave no usable precision; the test points lie "
+                         "far from the training data in some kernel (an unbounded one, e.g. a polynomial).")
+    return np.exp(L)

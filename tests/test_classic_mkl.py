@@ -157,6 +157,16 @@ def test_two_layer_class_costs_are_per_sample_bounds():
     assert (est.predict(X) > 0).sum() <= (plain.predict(X) > 0).sum()      # false positives cost more: fewer positives
 
 
+def test_two_layer_estimator_bounds_the_exponent_on_raw_features():
+    "A polynomial kernel on raw pixels has entries in the tens at trace m; the estimator scales to unit diagonal."
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    keep = np.isin(y, (3, 8))
+    X, y = X[keep][:150], y[keep][:150]
+    est = TwoLayerMKL([Polynomial(2), Gaussian(0.01)], radius=2.0).fit(X, y)
+    assert est.result_.status == "stationary point" and est.score(X, y) > 0.9
+
+
 def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
     _, y, Ks = _problem()
     K0 = Ks.copy()
