@@ -27,11 +27,11 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _pep_data import training_half  # noqa: E402
 from _timing import timed  # noqa: E402
 from mklbook.baselines import l1_mkl  # noqa: E402
 from mklbook.classic_mkl import gmkl, ikl, lp_mkl, nlmkl, two_layer_mkl  # noqa: E402
-from mklbook.pep_experiments import FullStack, load_pep_set  # noqa: E402
-from mklbook.protocol import RandomSplits, markdown_table  # noqa: E402
+from mklbook.protocol import markdown_table  # noqa: E402
 
 HEAD = ["set", "m", "method", "iterations", "solves", "status", "certificate", "objective", "seconds", "time / L1-MKL"]
 
@@ -62,12 +62,10 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     rows = []
     for name in args.sets.split(","):
-        X, y = load_pep_set(name)
-        sp = RandomSplits(n_splits=1, test_size=0.5, random_state=0).splits(X, y)[0]
-        Ktr, _ = FullStack(X).train_test(sp.train)
-        ytr, m = y[sp.train], len(sp.train)
+        Xtr, ytr, Ktr = training_half(name)
+        m = len(ytr)
         runs = {}
-        for label, thunk in methods(Ktr, X[sp.train], ytr):
+        for label, thunk in methods(Ktr, Xtr, ytr):
             r, t = timed(thunk)
             runs[label] = (r, t)
             t_ref = runs["L1-MKL (SILP)"][1]

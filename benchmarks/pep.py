@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _pep_data import training_half  # noqa: E402
 from _timing import timed  # noqa: E402
 from mklbook.baselines import l1_mkl  # noqa: E402
 from mklbook.pep import empirical_pep, fkl, ifkl  # noqa: E402
@@ -46,15 +47,13 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     rows = []
     for name in args.sets.split(","):
-        X, y = load_pep_set(name)
-        sp = RandomSplits(n_splits=1, test_size=0.5, random_state=0).splits(X, y)[0]
-        Ktr, _ = FullStack(X).train_test(sp.train)
-        ytr, m = y[sp.train], len(sp.train)
+        Xtr, ytr, Ktr = training_half(name)
+        m = len(ytr)
         pep, t_pep = timed(lambda: empirical_pep(Ktr, 4))
         l1, t_l1 = timed(lambda: l1_mkl(Ktr, ytr, C=1.0, tol=1e-4))
         rg, t_rg = timed(lambda: fkl(Ktr, ytr, lam=1.0, t=4, pep=pep, method="reduced-gradient", max_iter=300))
         sl, t_sl = timed(lambda: fkl(Ktr, ytr, lam=1.0, t=4, pep=pep, method="silp", max_iter=300))
-        ik, t_ik = timed(lambda: ifkl(X[sp.train], ytr, lam=1.0, t=4))
+        ik, t_ik = timed(lambda: ifkl(Xtr, ytr, lam=1.0, t=4))
         assert abs(rg.objective - sl.objective) <= 1e-3 * abs(sl.objective) or rg.status != "optimal"
         for meth, r, tt, solves in (("L1-MKL (SILP, lambda=0)", l1, t_l1, l1.n_solves),
                                     ("FKL Algorithm 1 (reduced gradient)", rg, t_rg, rg.n_solves),
