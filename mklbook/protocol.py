@@ -25,8 +25,8 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'progress_bar',
-           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'BookDocRenderer',
-           'comparison_table', 'save_json', 'load_results', 'save_figure', 'reproduction', 'reproduce_protocol']
+           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json',
+           'load_results', 'save_figure', 'reproduction', 'reproduce_protocol']
 
 # %% ../nbs/03_protocol.ipynb #aeea9f81
 class Split(NamedTuple):
@@ -495,18 +495,33 @@ def markdown_table(header: list,              # column titles
     return "\n".join(lines)
 
 # %% ../nbs/03_protocol.ipynb #abcbfbd3
-from nbdev.showdoc import BasicMarkdownRenderer
+def _book_doc_renderer():
+    "Build `BookDocRenderer`: nbdev is needed only to build the book, so the library never imports it at import time."
+    try:
+        from nbdev.showdoc import BasicMarkdownRenderer
+    except ImportError as e:
+        raise ImportError("BookDocRenderer renders the book's API reference and needs nbdev, a development "
+                          "dependency: pip install 'mklbook[dev]'.") from e
+
+    class BookDocRenderer(BasicMarkdownRenderer):
+        r"""`show_doc`'s renderer for the book (`renderer` in `settings.ini`): nbdev's Markdown without the Quarto-only
+        link attributes (`[source](url){target="_blank" ...}`), which JupyterLab, GitHub and nbconvert would show as raw
+        text, and without a `#LNone` anchor when nbdev does not know the line."""
+        def _repr_markdown_(self):
+            import re
+            md = re.sub(r'\]\(([^)]*)\)\{target="_blank"[^}]*\}', r"](\1)", super()._repr_markdown_())
+            return md.replace("#LNone)", ")")              # no line anchor when the line is unknown
+
+    BookDocRenderer.__module__, BookDocRenderer.__qualname__ = __name__, "BookDocRenderer"
+    return BookDocRenderer
 
 
-class BookDocRenderer(BasicMarkdownRenderer):
-    r"""`show_doc`'s renderer for the book (`renderer` in `settings.ini`): nbdev's Markdown without the Quarto-only link
-    attributes (`[source](url){target="_blank" ...}`), which JupyterLab, GitHub and nbconvert would show as raw text, and
-    without a `#LNone` anchor when nbdev does not know the line."""
-    def _repr_markdown_(self):
-        import re
-        md = re.sub(r'\]\(([^)]*)\)\{target="_blank"[^}]*\}', r"](\1)", super()._repr_markdown_())
-        return md.replace("#LNone)", ")")              # no line anchor when the line is unknown
-
+def __getattr__(name):
+    "`mklbook.protocol.BookDocRenderer` is built on first access (PEP 562), so importing the module needs no nbdev."
+    if name == "BookDocRenderer":
+        globals()[name] = cls = _book_doc_renderer()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # %% ../nbs/03_protocol.ipynb #93514b41
 def _fmt(v: float, digits: int) -> str:

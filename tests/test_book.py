@@ -230,3 +230,16 @@ def test_api_reference_outputs_carry_no_quarto_only_attributes():
     raw = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, src, outs in _code_cells(nb) for o in outs
            if '{target="_blank"' in "".join(o.get("data", {}).get("text/markdown", ""))]
     assert not raw, f"show_doc outputs with Quarto-only link attributes (renderer in settings.ini?): {raw}"
+
+
+def test_ci_runs_the_readme_main_command_in_a_clean_environment():
+    readme = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- main-command -->\s*```bash\s*\n(.+)\n```", readme)
+    assert m, "README.md must give the main command right after <!-- main-command -->"
+    cmd = m.group(1).strip()
+    assert cmd.startswith("pip install") and "mklbook reproduce all --quick" in cmd
+    out = subprocess.run(["awk", '/<!-- main-command -->/{found=1; next} found && /^[^`]/{print; exit}',
+                          str(ROOT / "README.md")], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == cmd, "the command .ci/run extracts differs from the README's"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "main-command" in ci and "-m venv" in ci and "pip install -q ." in ci
