@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh
@@ -15,12 +16,13 @@ from sklearn.base import is_classifier
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import r2_score
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import CombinedKernelModel, KernelStackEstimator
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
                       check_positive, check_psd, check_stack, check_weights, combine)
-from .solvers import _check_targets
+from .solvers import _check_targets, label_assumed
 
 # %% auto #0
 __all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment', 'align_weights', 'align_from_stats',
@@ -103,13 +105,17 @@ def target_matrix(y,                   # (m,) labels or real targets; an (m, c) 
     return np.eye(classes.size)[codes]
 
 # %% ../nbs/10_alignment.ipynb #08164c8c
-def _kernel_stack(Ks, psd: str = "assume"):
-    "A symmetric stack (NaN/inf are left to `centered_products`, which sees them in its pass) or a `FeatureStack`."
+def _kernel_stack(Ks):
+    """A stack of the right shape, or a `FeatureStack`. Symmetry and NaN/inf are checked by `centered_products` in its
+    one pass over the stack (`_alignment_stats`), the PSD test after it (`_check_psd_after_stats`)."""
     if isinstance(Ks, FeatureStack):
         return Ks                                   # K_k = Phi_k Phi_k^T: symmetric and PSD by construction
-    Ks = check_stack(Ks, symmetric=True, finite=False)
-    check_psd(Ks, psd)
-    return Ks
+    return check_stack(Ks, finite=False)
+
+
+def _check_psd_after_stats(Ks, psd: str) -> list:
+    "`check_psd` on an array stack whose symmetry `_alignment_stats` has checked; a `FeatureStack` is PSD."
+    return [] if isinstance(Ks, FeatureStack) else check_psd(Ks, psd)
 
 
 def alignment_stats(Ks,  # (p, m, m) symmetric stack, or a FeatureStack (then O(m r^2), no m x m matrix per kernel)
@@ -132,7 +138,7 @@ def _alignment_stats(Ks, y):
     Yc = Y - Y.mean(axis=0)
     if isinstance(Ks, FeatureStack):
         return sum(Ks.quad(Yc[:, c]) for c in range(Yc.shape[1])), Ks.centered_gram()
-    M, a = centered_products(Ks, Yc)                             # one pass over the stack for both
+    M, a = centered_products(Ks, Yc, symmetric_tol=1e-8)         # one pass: both statistics, and symmetry probes
     return a, M
 
 
@@ -190,7 +196,9 @@ def align_weights(Ks,                  # (p, m, m) stack of training kernels, or
     if psd == "allow":
         raise ValueError("align weights kernels by their alignment, which is only meaningful for PSD kernels: "
                          "psd='allow' is not available here; use psd='check' or 'assume'.")
-    a, M = _alignment_stats(_kernel_stack(Ks, psd), y)
+    Ks = _kernel_stack(Ks)
+    a, M = _alignment_stats(Ks, y)
+    _check_psd_after_stats(Ks, psd)
     return align_from_stats(a, M, y, q)
 
 # %% ../nbs/10_alignment.ipynb #9fcaf886
@@ -321,7 +329,7 @@ def nonneg_quadratic(M,                     # (p, p) PSD matrix, possibly singul
 def alignf_weights(Ks,                  # (p, m, m) symmetric stack, or a FeatureStack
                    y,                   # (m,) labels or targets, or an (m, c) target matrix
                    tol: float = 1e-8,   # KKT residual of (7) below which the status is "optimal"
-                   psd: str = "check",  # "check" refuses non-PSD kernels, "assume" skips the test, "allow" accepts them
+                   psd: str = "check",  # "check" refuses kernels shown not PSD, "assume" skips the test, "allow" accepts them
                    ) -> AlignfResult:   # weights, v, achieved alignment, status and KKT residual
     r"""Weights of the `alignf` method: the non-negative combination of maximum centered alignment with the target.
 
@@ -329,17 +337,17 @@ def alignf_weights(Ks,                  # (p, m, m) symmetric stack, or a Featur
     \mu=\mathbf v^\star/\lVert\mathbf v^\star\rVert_2$$
 
     Certified by the KKT residual of (7). With `psd="allow"` the status is "stationary point" (QP (7) is still solved,
-    but $\mathbf K_\mu$ need not be a kernel).
+    but $\mathbf K_\mu$ need not be a kernel); with `psd="assume"` it is "optimal (PSD assumed)".
 
     Reference: cortes2012alignment, Sec. 3.2.2, Eqs. (6)-(7), Props. 9-10."""
     tol = check_positive(tol, "tol")
     Ks = _kernel_stack(Ks)
-    bad = [] if isinstance(Ks, FeatureStack) else check_psd(Ks, psd)
     a, M = _alignment_stats(Ks, y)
+    bad = _check_psd_after_stats(Ks, psd)
     res = alignf_from_stats(a, M, y, tol)
     if bad:
         res.status = "stationary point" if res.status == "optimal" else res.status
-    return res
+    return label_assumed(res, psd)
 
 # %% ../nbs/10_alignment.ipynb #b7baf84d
 def alignf_from_stats(a,          # (p,) statistic a of `alignment_stats`
@@ -475,7 +483,7 @@ class AlignMKL(CombinedKernelModel):
                  estimator=None,      # scikit-learn estimator on a precomputed kernel; None: SVC(kernel="precomputed")
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
-                 psd="check"):        # "check" refuses non-PSD kernels (and "linear" combinations); "allow" warns
+                 psd="check"):        # "check"/"full" refuse non-PSD kernels (and "linear" combinations); "allow" warns
         self.kernels = kernels
         self.method = method
         self.estimator = estimator
@@ -483,14 +491,10 @@ class AlignMKL(CombinedKernelModel):
         self.center = center
         self.psd = psd
 
-    def _check_method(self):
-        if self.method not in ("unif", "align", "alignf", "linear"):
-            raise ValueError(f"method must be 'unif', 'align', 'alignf' or 'linear'; got {self.method!r}.")
-        if self.psd not in ("check", "allow"):
-            raise ValueError(f"psd must be 'check' or 'allow'; got {self.psd!r}.")
+    _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
+                                    "method": [StrOptions({"unif", "align", "alignf", "linear"})]}
 
     def _learn_weights(self, Ks, y):
-        self._check_method()
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
         a, M = _alignment_stats(Ks, Y)                    # one pass over the bank's (symmetric) stack, for every method
         return self._weights_from_stats(a, M, Y)
@@ -532,6 +536,9 @@ class AlignmentKRR(KernelStackEstimator):
         self.center = center
         self.tol = tol
 
+    _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints,
+                                    **{g: [Interval(Real, 0, None, closed="left")] for g in ("gamma", "gamma1", "gamma2")}}
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         from sklearn.utils import RegressorTags
@@ -556,7 +563,7 @@ class AlignmentKRR(KernelStackEstimator):
         self.scale_ = m / np.maximum(np.einsum("kii->k", Ks), np.finfo(float).tiny)
         Ks = Ks * self.scale_[:, None, None]
         self.result_ = alignment_krr(Ks, (y - self.y_mean_) / self.y_scale_, self.gamma, self.gamma1, self.gamma2,
-                                     tol=self.tol, psd="assume")        # the bank refused non-PSD kernels
+                                     tol=self.tol, psd="trusted")        # the bank refused non-PSD kernels
         self._set_weights(self.result_.weights * self.scale_)
         self.dual_coef_ = self.result_.alpha * self.y_scale_
         return self

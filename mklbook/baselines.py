@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from .estimators import CombinedKernelModel
@@ -65,7 +67,7 @@ class MKLResult:
 
 # %% ../nbs/12_baselines.ipynb #fa26c0cb
 def _svm_at(Ks, y, mu, C, tol):
-    r = svm_dual(stack_combine(Ks, mu), y, C=C, tol=tol, psd="assume")   # the stack was checked on entry
+    r = svm_dual(stack_combine(Ks, mu), y, C=C, tol=tol, psd="trusted")   # the stack was checked on entry
     return r, stack_quad(Ks, r.alpha * y)
 
 
@@ -208,7 +210,7 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     n_solves = 0
 
     def fixed_point(mu):
-        r = kernel_ridge(stack_combine(Ks, mu), y, lam, psd="assume")
+        r = kernel_ridge(stack_combine(Ks, mu), y, lam, psd="trusted")
         v = stack_quad(Ks, r.alpha)
         nv = np.linalg.norm(v)
         if nv == 0:
@@ -281,7 +283,7 @@ class L1MKL(CombinedKernelModel):
 
     def _learn_weights(self, Ks, y):
         Kt, scale = _trace_m(Ks)
-        self.result_ = l1_mkl(Kt, y, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="assume")
+        self.result_ = l1_mkl(Kt, y, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
@@ -309,11 +311,15 @@ class L2KRRMKL(CombinedKernelModel):
         self.center = center
         self.tol = tol
 
+    _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
+                                    "lam": [Interval(Real, 0, None, closed="neither")],
+                                    "Lambda": [Interval(Real, 0, None, closed="neither")]}
+
     def _second_stage(self):
         return KernelRidge(kernel="precomputed", alpha=self.lam)
 
     def _learn_weights(self, Ks, y):
         Kt, scale = _trace_m(Ks)
-        self.result_ = l2_krr_mkl(Kt, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol, psd="assume")
+        self.result_ = l2_krr_mkl(Kt, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol, psd="trusted")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale

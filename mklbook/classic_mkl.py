@@ -147,7 +147,7 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     theta = np.full(P, P ** (-1.0 / p))
     upper, lower, best, hist, omega, last = np.inf, -np.inf, None, [], 1.0, None
     for it in range(1, max_iter + 1):
-        r = svm_dual(stack_combine(Ks, theta), y, C=C, tol=svm_tol, psd="assume", warn=False)
+        r = svm_dual(stack_combine(Ks, theta), y, C=C, tol=svm_tol, psd="trusted", warn=False)
         q = np.maximum(stack_quad(Ks, r.coef), 0.0)
         if r.primal < upper:
             upper, best = r.primal, (theta.copy(), r)
@@ -186,7 +186,7 @@ def _gmkl_silp(Ks, y, C, sigma, tol, max_iter, svm_tol):
 
     def oracle(x):                   # T(R x') >= 1'a + (sigma - q/2).(R x'), tight at x
         d = R * x[:P]
-        r = svm_dual(stack_combine(Ks, d), y, C=C, tol=svm_tol, psd="assume", warn=False)
+        r = svm_dual(stack_combine(Ks, d), y, C=C, tol=svm_tol, psd="trusted", warn=False)
         q = np.maximum(stack_quad(Ks, r.coef), 0.0)
         box["lower"] = max(box.get("lower", -np.inf), _gmkl_lower(float(r.alpha.sum()), q, sigma, "l1"))
         return float(r.alpha.sum()), np.r_[R * (0.5 * q - sigma), 0.0], (d, r)
@@ -206,7 +206,7 @@ def _gmkl_pgd(Ks, y, C, sigma, reg, tol, max_iter, svm_tol):
 
     def evaluate(d):
         n[0] += 1
-        r = svm_dual(stack_combine(Ks, d), y, C=C, tol=svm_tol, psd="assume", warn=False)
+        r = svm_dual(stack_combine(Ks, d), y, C=C, tol=svm_tol, psd="trusted", warn=False)
         q = np.maximum(stack_quad(Ks, r.coef), 0.0)
         return r.objective + rval(d), -0.5 * q + rgrad(d), r, q
 
@@ -482,7 +482,7 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
 
     def f_and_grad(mu):
         K = combine_kernels(Ks, mu, "exp")
-        r = svm_dual(K, y, C=C, tol=svm_tol, psd="assume", warn=False)
+        r = svm_dual(K, y, C=C, tol=svm_tol, psd="trusted", warn=False)
         G = K * np.outer(r.coef, r.coef)
         return r.objective, -0.5 * np.tensordot(Ks, G, axes=([1, 2], [0, 1])), r
 
@@ -550,7 +550,7 @@ class LpMKL(_BinaryMKL):
         self.max_iter = max_iter
 
     def _solve(self, Ks, y):
-        return lp_mkl(Ks, y, p=self.p, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="assume")
+        return lp_mkl(Ks, y, p=self.p, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")
 
 # %% ../nbs/14_classic_mkl.ipynb #85e7cc61
 class GMKL(_BinaryMKL):
@@ -583,7 +583,7 @@ class GMKL(_BinaryMKL):
 
     def _solve(self, Ks, y):
         return gmkl(Ks, y, C=self.C, sigma=self.sigma, reg=self.reg, method=self.method, tol=self.tol,
-                    max_iter=self.max_iter, psd="assume")
+                    max_iter=self.max_iter, psd="trusted")
 
 # %% ../nbs/14_classic_mkl.ipynb #9b0bb101
 class NLMKL(CombinedKernelModel):
@@ -621,7 +621,7 @@ class NLMKL(CombinedKernelModel):
         Ks = self._fit_bank(X)
         Kt, scale = _trace_m(Ks)
         self.result_ = nlmkl(Kt, y - y.mean(), lam=self.lam, p=self.p, Lambda=self.Lambda, tol=self.tol,
-                             max_iter=self.max_iter, psd="assume")
+                             max_iter=self.max_iter, psd="trusted")
         self.n_iter_ = self.result_.n_iter
         mu = self.result_.weights * scale
         return mu, combine_kernels(Ks, mu, "square")
@@ -705,7 +705,7 @@ class TwoLayerMKL(_BinaryMKL):
         Kt = Ks * scale[:, None, None]
         Cs = check_positive(self.C, "C") * compute_sample_weight(self.class_weight, y)
         self.result_ = two_layer_mkl(Kt, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
-                                     p=self.p, tol=self.tol, max_iter=self.max_iter, psd="assume")
+                                     p=self.p, tol=self.tol, max_iter=self.max_iter, psd="trusted")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 

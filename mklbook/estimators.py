@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from fastcore.basics import patch
@@ -16,10 +17,11 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .kernels import KernelBank, PSD_MODES, psd_violation
+from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
 
 # %% auto #0
@@ -32,12 +34,30 @@ class KernelStackEstimator(BaseEstimator):
     Subclasses define `kernels`, `normalize` and `center` in their `__init__` (`kernels=None` is the data-adaptive
     `default_bank`). Methods that accept kernels which are not positive semi-definite set `_requires_psd = False`; for
     the others a non-PSD kernel is an error. Fitted `weights_` are non-negative and sum to one; the combined kernel the
-    machine uses is `kernel_scale_ * sum_k weights_[k] K_k` with `K_k` the bank's (normalised) kernels."""
+    machine uses is `kernel_scale_ * sum_k weights_[k] K_k` with `K_k` the bank's (normalised) kernels.
+
+    Hyper-parameters are validated by declaration (scikit-learn's `_parameter_constraints`), at the start of `fit`, with
+    scikit-learn's message naming the estimator and the parameter. The entries below cover the parameters the families
+    share (an estimator validates only those it has); a subclass adds its own with `{**Base._parameter_constraints, ...}`."""
 
     _requires_psd = True
+    _parameter_constraints: dict = {
+        "kernels": [None, Kernel, list, tuple],
+        "normalize": [None, StrOptions({"none", "trace", "diagonal", "frobenius"})],
+        "center": ["boolean"],
+        "psd": [StrOptions({"check", "full", "allow"})],
+        "estimator": [None, HasMethods(["fit", "get_params"])],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
 
-    def _validate_fit(self, X, y, y_numeric: bool = False):
-        "Validate training data (numeric 2-D X, one target per row, at least two samples) and record n_features_in_."
+    def _validate_fit(self, X, y, y_numeric: bool = False, params: bool = True):
+        """Validate the hyper-parameters (`_parameter_constraints`, unless `params=False`: the caller did) and the training
+        data (numeric 2-D X, one target per row, at least two samples); record n_features_in_."""
+        if params:
+            self._validate_params()
         return validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=y_numeric)
 
     def _fit_bank(self, X) -> np.ndarray:
@@ -152,9 +172,10 @@ def fit(self: CombinedKernelModel,
         y,  # (m,) class labels or real targets, as the second stage expects
         ):
     "Learn the weights on `(X, y)`, then fit the second stage on the combined kernel."
+    self._validate_params()                              # first: the second stage below is a parameter too
     est = self._checked_second_stage()
     classify = is_classifier(est)
-    X, y = self._validate_fit(X, y, y_numeric=not classify)
+    X, y = self._validate_fit(X, y, y_numeric=not classify, params=False)
     if classify:
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:

@@ -80,18 +80,45 @@ def check_int(value,        # the number to check (Python or NumPy integer)
 
 
 # %% ../nbs/00_kernels.ipynb #3b279e52
+def _asymmetry(K,                # (m, m) matrix
+               tol: float,       # relative tolerance
+               finite: bool,     # refuse NaN/inf (found by the probes; located exactly)
+               name: str,        # used in error messages
+               rng,              # numpy Generator for the probes
+               ) -> float:       # max |K - K^T| / max |K| when it exceeds `tol`, else 0.0
+    r"""Symmetry (and finiteness) of `K` from two random probes $\mathbf V$: $(\mathbf K-\mathbf K^\top)\mathbf V=0$ for a
+    symmetric matrix, and a non-zero entry larger than round-off proves asymmetry, which is then measured exactly. Two
+    matrix-vector products, instead of the strided pass of `K - K.T`."""
+    V = rng.standard_normal((K.shape[0], 2))
+    KV, KtV = K @ V, K.T @ V
+    if not (np.isfinite(KV).all() and np.isfinite(KtV).all()):
+        if finite:
+            _finite_or_raise(K, name)                   # locates the entry (or the sums overflowed: measured below)
+        else:
+            return 0.0                                  # NaN/inf: the caller's own pass reports them
+    scale = max(np.abs(np.diag(K)).max(initial=0.0), np.abs(KV).max() / np.abs(V).sum(axis=0).max(),
+                np.finfo(float).tiny)                   # a lower bound on max |K|
+    if np.abs(KV - KtV).max() <= 0.1 * tol * scale * np.abs(V).max():
+        return 0.0
+    scale = max(np.abs(K).max(), np.finfo(float).tiny)
+    with np.errstate(invalid="ignore"):
+        asym = float(np.abs(K - K.T).max() / scale)
+    return asym if asym > tol else 0.0
+
+
 def check_stack(Ks,                     # (p, m, m) stack, (p, n, m) test stack, a list of matrices, or one matrix
                 name: str = "Ks",       # the argument's name, used in error messages
                 square: bool = True,    # require (p, m, m); False accepts test stacks (p, n, m)
                 symmetric: bool = False,  # refuse a kernel with max|K - K^T| > tol max|K|
-                psd: bool = False,      # also refuse kernels that are not PSD (implies the symmetry check)
+                psd: bool = False,      # also refuse kernels shown not to be PSD (implies the symmetry check)
                 m: int | None = None,   # number of training points the stack's columns must match
                 tol: float = 1e-8,      # relative tolerance of the symmetry check
                 finite: bool = True,    # scan for NaN/inf; False for callers that detect them in their own pass
                 ) -> np.ndarray:        # (p, m, m) or (p, n, m) float64 (no copy when `Ks` already is one)
     """A kernel stack as a finite float64 array `(p, m, m)` (or `(p, n, m)` when `square=False`).
 
-    A single matrix `(m, m)` is promoted to a stack of one. The PSD test is `check_psd`'s, one Cholesky per kernel."""
+    A single matrix `(m, m)` is promoted to a stack of one. Symmetry is tested with two random probes per kernel (see
+    `_asymmetry`), about two matrix-vector products; the PSD test is `check_psd`'s sampled one."""
     if isinstance(Ks, (list, tuple)):
         if len(Ks) == 0:
             raise ValueError(f"{name} is an empty list of kernels; give at least one kernel matrix.")
@@ -112,71 +139,93 @@ def check_stack(Ks,                     # (p, m, m) stack, (p, n, m) test stack,
         raise ValueError(f"{name} has {Ks.shape[2]} columns but the training set has {m} points; "
                          "test kernels must be computed against the training points.")
     Ks = Ks.astype(np.float64, copy=False)
-    if finite:
-        _finite_or_raise(Ks, name)
     if symmetric or psd:
+        rng = np.random.default_rng(0)
         for k, K in enumerate(Ks):
-            scale = max(np.abs(K).max(), np.finfo(float).tiny)
-            with np.errstate(invalid="ignore"):       # inf entries: NaN here, refused by the finiteness check
-                asym = np.abs(K - K.T).max() / scale
+            asym = _asymmetry(K, tol, finite, f"{name}[{k}]", rng)
             if asym > tol:
                 raise ValueError(f"{name}[{k}] is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); "
                                  "kernel matrices must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
+    elif finite:
+        _finite_or_raise(Ks, name)
     if psd:
         check_psd(Ks, "check", name)
     return Ks
 
-
 # %% ../nbs/00_kernels.ipynb #198245df
-PSD_MODES = ("check", "assume", "allow")
+PSD_MODES = ("check", "full", "assume", "allow", "trusted")   # "trusted": the library's own calls on validated kernels
 
 
-def psd_violation(K,                   # (m, m) symmetric matrix
-                  rtol: float = 1e-8,  # tolerance relative to the largest diagonal entry
-                  ) -> float | None:   # None if PSD up to round-off, else the smallest eigenvalue
-    r"""`None` when the symmetric `K` is PSD up to round-off, else its smallest eigenvalue (`nan` above 3000 rows).
+def _psd_sample_size(m: int) -> int:
+    r"Rows of the principal sub-matrix `check_psd` tests: $s^3/3\approx m^2$ flops, one pass over the matrix."
+    return int(min(m, max(128, np.ceil((3.0 * m * m) ** (1 / 3)))))
+
+
+def psd_violation(K,                          # (m, m) symmetric matrix
+                  rtol: float = 1e-8,         # tolerance relative to the largest diagonal entry
+                  sample: int | None = None,  # None: the full test; s: the diagonal and a random s x s sub-matrix
+                  random_state=0,             # seed of the sub-matrix's rows
+                  ) -> float | None:          # None if no violation is found, else an upper bound on lambda_min(K)
+    r"""`None` when no violation of positive semi-definiteness is found, else a proof of one: an eigenvalue of a
+    principal sub-matrix of `K` below $-\epsilon$, which bounds $\lambda_{\min}(\mathbf K)$ from above (Cauchy interlacing).
 
     $$\text{PSD up to round-off}\iff\lambda_{\min}(\mathbf K)>-\epsilon\iff\mathbf K+\epsilon\,\mathbf I\succ0,\qquad
-    \epsilon=\texttt{rtol}\,\max_i|K_{ii}|$$
+    \epsilon=\texttt{rtol}\,\max_i|K_{ii}|,\qquad \lambda_{\min}(\mathbf K)\le\lambda_{\min}(\mathbf K_{SS})$$
 
-    The test is one Cholesky factorisation of $\mathbf K+\epsilon\,\mathbf I$ (`m^3/3` flops, about 30x cheaper than an
-    eigendecomposition); the eigenvalues are computed only to report a violation."""
+    Full test (`sample=None`): one Cholesky factorisation of $\mathbf K+\epsilon\,\mathbf I$ ($m^3/3$ flops); on failure
+    the value is $\lambda_{\min}(\mathbf K)$ itself (`nan` above 3000 rows). Sampled test: the diagonal and the
+    Cholesky of a random $s\times s$ principal sub-matrix ($s^3/3$ flops, about one pass over `K` for the $s$ that
+    `check_psd` uses): it refuses only with proof, and a kernel it passes is not proven PSD."""
     K = np.asarray(K, dtype=np.float64)
     m = K.shape[0]
     shift = rtol * max(np.abs(np.diag(K)).max(initial=0.0), np.finfo(float).tiny)
+    if sample is not None and sample < m:
+        dmin = float(np.diag(K).min(initial=0.0))
+        if dmin < -shift:
+            return dmin                                 # e_i^T K e_i < 0
+        idx = np.sort(np.random.default_rng(random_state).choice(m, size=int(sample), replace=False))
+        S = K[np.ix_(idx, idx)]
+        _, info = sla.lapack.dpotrf(S + shift * np.eye(S.shape[0]), lower=1, clean=0, overwrite_a=1)
+        return None if info == 0 else float(np.linalg.eigvalsh(S)[0])
     A = K + shift * np.eye(m)
     _, info = sla.lapack.dpotrf(A, lower=1, clean=0, overwrite_a=1)
     if info == 0:
         return None
     return float(np.linalg.eigvalsh(K)[0]) if m <= 3000 else float("nan")
 
-
 # %% ../nbs/00_kernels.ipynb #88879396
 def check_psd(Ks,                  # (p, m, m) symmetric stack (see `check_stack`)
-              psd: str = "check",  # "check" | "allow" | "assume", see below
+              psd: str = "check",  # "check" | "full" | "allow" | "assume", see below
               name: str = "Ks",    # the argument's name, used in error messages
               ) -> list:           # indices of the kernels that are not PSD ("allow"; [] otherwise)
-    """The PSD half of the kernel contract, by mode (the test is `psd_violation`'s).
+    """The PSD half of the kernel contract, by mode (the tests are `psd_violation`'s).
 
-    `"check"` refuses a kernel that is not PSD (naming it and the fix), `"allow"` accepts it and returns the indices of
-    the indefinite kernels (the caller then reports a stationary point, never "optimal"), `"assume"` skips the test
-    (the caller vouches, e.g. a bank of PSD families)."""
+    `"check"` refuses a kernel shown not to be PSD by the sampled test (the diagonal and a random principal
+    sub-matrix: about one pass over each kernel, so that validation never costs more than a fraction of the work it
+    guards); it refuses only with proof, and passes a kernel it cannot prove indefinite. `"full"` runs the complete
+    test (one Cholesky per kernel, $m^3/3$ flops) and refuses any kernel that is not PSD up to round-off. `"allow"`
+    accepts indefinite kernels and returns their indices, found by the complete test (the caller then reports a
+    stationary point, never "optimal"). `"assume"` runs no test: the caller vouches, and a solver certifies "optimal (PSD
+    assumed)", which holds only if the promise does. `"trusted"` is for the library's own calls on kernels it has
+    validated (a bank of PSD families, or a stack checked on entry): no test, and a plain "optimal"."""
     if psd not in PSD_MODES:
-        raise ValueError(f"psd must be one of {PSD_MODES}; got {psd!r}.")
-    if psd == "assume":
+        raise ValueError(f"psd must be one of {PSD_MODES[:4]}; got {psd!r}.")
+    if psd in ("assume", "trusted"):
         return []
     bad = []
     for k, K in enumerate(Ks):
-        lam = psd_violation(K)
+        sample = _psd_sample_size(K.shape[0]) if psd == "check" else None
+        lam = psd_violation(K, sample=sample)
         if lam is None:
             continue
-        if psd == "check":
-            raise ValueError(f"{name}[{k}] is not positive semi-definite (smallest eigenvalue {lam:.3e}); this method "
-                             "needs PSD kernels: drop non-PSD kernels (e.g. Sigmoid) from the bank, use a method that "
-                             "accepts them (VKR), or pass psd='allow' to accept a stationary point.")
+        if psd in ("check", "full"):
+            what = "smallest eigenvalue" if sample is None or sample >= K.shape[0] else \
+                "smallest eigenvalue at most"
+            raise ValueError(f"{name}[{k}] is not positive semi-definite ({what} {lam:.3e}); this method needs PSD "
+                             "kernels: drop non-PSD kernels (e.g. Sigmoid) from the bank, use a method that accepts "
+                             "them (VKR), or pass psd='allow' to accept a stationary point.")
         bad.append(k)
     return bad
-
 
 # %% ../nbs/00_kernels.ipynb #4b711f42
 def check_label_vector(y,                    # labels or targets, (n,) or an (n, 1) column
@@ -758,6 +807,8 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
                       Y=None,                     # (m, c) or (m,) targets: a_k = Tr[Y^T H K_k H Y]; None: M only
                       exact_below: float = 1e-6,  # exact row of M for kernels with ||K^c||_F^2 <= exact_below ||K||_F^2
                       warn_constant: bool = True, # warn about kernels constant on the sample (centered norm ~ 0)
+                      symmetric_tol: float | None = None,  # also refuse asymmetric kernels (random probes in the pass)
+                      name: str = "Ks",           # the argument's name, used in error messages
                       ) -> tuple:                 # (M, a): (p, p) and (p,), or (M, None) without Y
     r"""`(M, a)` in one cache-blocked pass over the stack: centered Frobenius products between the kernels and with `Y`.
 
@@ -781,20 +832,34 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
         Yc = Y - Y.mean(axis=0)
         a = np.zeros(p)
     G = np.zeros((p, p))
-    r = np.empty((p, m))
-    c = np.zeros((p, m))
-    ones = np.ones(m)
+    ones = np.ones((m, 1))
+    # right probes: rows K 1 (and K V); left probes: columns 1^T K (and V^T K); both while each block is in cache.
+    # (K - K^T) V = 0 for a symmetric K: two random probes V test symmetry at no extra pass over the stack.
+    V = np.random.default_rng(0).standard_normal((m, 2)) if symmetric_tol is not None else np.empty((m, 0))
+    left = np.hstack([ones, V])
+    right = np.hstack([ones, V] + ([Yc] if Y is not None else []))
+    KR = np.empty((p, m, right.shape[1]))      # K [1, V, Yc]
+    LK = np.zeros((p, left.shape[1], m))       # [1, V]^T K
     b = _block_rows(p, m)
     for i0 in range(0, m, b):
         B = Ks[:, i0:i0 + b, :]            # (p, b, m), each kernel's rows contiguous
         Bf = B.reshape(p, -1)              # a view: no copy
         G += Bf @ Bf.T
-        r[:, i0:i0 + b] = B @ ones
-        c += np.add.reduce(B, axis=1)
-        if Y is not None:                  # Tr[Yc^T K Yc] restricted to these rows, while the block is in cache
-            a += np.einsum("kbc,bc->k", B @ Yc, Yc[i0:i0 + b])
+        KR[:, i0:i0 + b] = B @ right
+        LK += np.matmul(left[i0:i0 + b].T[None], B)
+    r, c = KR[:, :, 0], LK[:, 0, :]
+    if Y is not None:                      # Tr[Yc^T K Yc]
+        a = np.einsum("kbc,bc->k", KR[:, :, 1 + V.shape[1]:], Yc)
     if not np.isfinite(G).all():           # NaN/inf anywhere in the stack shows up here: no extra pass
         check_stack(Ks)
+    if symmetric_tol is not None:
+        scale = np.maximum(np.abs(np.einsum("kii->ki", Ks)).max(axis=1), np.finfo(float).tiny)
+        probe = np.abs(KR[:, :, 1:3] - LK[:, 1:3].transpose(0, 2, 1)).max(axis=(1, 2)) / np.abs(V).max()
+        for k in np.flatnonzero(probe > 0.1 * symmetric_tol * scale):   # proof of asymmetry: measure it exactly
+            asym = float(np.abs(Ks[k] - Ks[k].T).max() / max(np.abs(Ks[k]).max(), np.finfo(float).tiny))
+            if asym > symmetric_tol:
+                raise ValueError(f"{name}[{k}] is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); kernel "
+                                 "matrices must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
     s = r.sum(axis=1)
     M = G - (c @ c.T + r @ r.T) / m + np.outer(s, s) / m ** 2
     raw = np.diag(G)

@@ -29,7 +29,7 @@ __all__ = ['PAPER_SETTINGS', 'eta_coefficients', 'empirical_margin', 'kernel_mar
            'theorem3_bound', 'CrammerSingerScores', 'M3KClassifier']
 
 # %% ../nbs/40_m3k.ipynb #fc7986fe
-def _check_problem(Ks, y, psd: str = "assume"):
+def _check_problem(Ks, y, psd: str = "trusted"):
     "A symmetric training stack `(p, m, m)` and class codes; PSD checked per `psd` (see `mklbook.kernels.check_psd`)."
     Ks = check_stack(Ks, "Ks", symmetric=True)
     p, m, _ = Ks.shape
@@ -351,7 +351,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     cs_tol, gap, it, n_cs, status = 1e-3, np.inf, 0, 0, "max_iter"
     for it in range(1, max_iter + 1):
         r = crammer_singer_dual(_combine_sparse(Ks, mu) + offset, codes, C=C, tol=cs_tol, tau0=tau, warn=False,
-                                max_iter=cs_max_iter, psd="assume")
+                                max_iter=cs_max_iter, psd="trusted")
         n_cs += 1
         tau = r.tau
         b, u = _cs_cut(Ks, tau, Y, offset)
@@ -459,7 +459,7 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
         extra = m * gamma0 * lam
     lower = b + float(lower_t.min()) + extra
     r = crammer_singer_dual(np.tensordot(mu, Ks, axes=1), codes, C=C, tol=max(tol / 10, 1e-12), tau0=T, warn=False,
-                            psd="assume")
+                            psd="trusted")
     res.weights, res.tau, res.objective, res.lower, res.upper = mu, r.tau, r.objective, lower, r.primal
     res.margin = float(_point_margins(parts["eta"] if np.isfinite(gamma0) else _eta(Ks, codes, c), mu, codes)[0].mean())
     res.n_cs, res.n_iter = 1, int(getattr(prob.solver_stats, "num_iters", 0) or 0)
@@ -477,7 +477,7 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               solver:str="silp",  # 'silp' (cutting planes: HiGHS LP + Crammer-Singer QP) or 'qclp' (Appendix F, cvxpy)
               tol:float=1e-5,     # required relative gap (upper - lower) / |upper|
               max_iter:int=500,   # cutting-plane iterations (silp)
-              psd:str="check",    # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
+              psd:str="check",    # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
               warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
               cs_max_iter:int|None=None, # example updates per Crammer-Singer solve (default: its own)
               time_limit:float|None=None, # seconds for the generic solver (qclp)
@@ -826,7 +826,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
             self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
-                                     max_iter=self.max_iter, warn=False, psd="assume", offset=self._offset(Ks))
+                                     max_iter=self.max_iter, warn=False, psd="trusted", offset=self._offset(Ks))
         if self.result_.status != "optimal":
             warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "
                           f"{self.result_.gap:.1e} > tol {self.tol:.0e}); raise max_iter or loosen tol.",

@@ -85,7 +85,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
             self.result_ = crammer_singer_dual(np.tensordot(self.weights_, Ks, axes=1) + s, y, C=self.C, tol=self.tol,
-                                               warn=False, psd="assume")
+                                               warn=False, psd="trusted")
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",
                           ConvergenceWarning, stacklevel=2)

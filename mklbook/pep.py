@@ -373,9 +373,9 @@ def _machine(Ks, y, d, C, task, epsilon, svm_tol):
     nz = d > 0
     K = np.tensordot(d[nz], Ks[nz], axes=1)
     if task == "classification":
-        r = svm_dual(K, y, C=C, tol=svm_tol, warn=False, psd="assume")      # the stack was checked on entry
+        r = svm_dual(K, y, C=C, tol=svm_tol, warn=False, psd="trusted")      # the stack was checked on entry
     else:
-        r = svr_dual(K, y, C=C, epsilon=epsilon, tol=svm_tol, warn=False, psd="assume")
+        r = svr_dual(K, y, C=C, epsilon=epsilon, tol=svm_tol, warn=False, psd="trusted")
     if r.status in ("infeasible", "unbounded", "error") or r.coef is None:
         raise RuntimeError(f"the kernel machine failed inside FKL (status {r.status!r}): {r.message}")
     return r, float(r.objective), stack_quad(Ks, r.coef)
@@ -457,7 +457,7 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
         sigma: float = 1e-4,     # Armijo constant
         method: str = "reduced-gradient",  # "reduced-gradient" (Algorithm 1) or "silp" (cutting planes, HiGHS)
         warn: bool = True,       # ConvergenceWarning when the gap misses `tol`
-        psd: str = "check",      # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
+        psd: str = "check",      # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
         ) -> FKLResult:
     r"""FKL: simplex weights minimising the SVM (SVR) dual value $W$ on $\sum_kd_k\mathbf K_k$ minus the weighted PEP reward.
 
@@ -895,7 +895,7 @@ def ifkl(X,                          # (m, n_features) training inputs
     for it in range(1, max_outer + 1):
         res = fkl(np.stack(Kcols), y_pm, lam=lam, t=t, C=C, task=task, epsilon=epsilon, d0=d, tol=fkl_tol,
                   pep=None if lam > 0 else np.zeros(len(Kcols)),   # lam = 0: no PEP to compute
-                  method="silp", warn=False, psd="assume")    # the families' kernels are PSD by construction
+                  method="silp", warn=False, psd="trusted")    # the families' kernels are PSD by construction
         xi = float(res.Q.max())                           # line 5: max over Omega^s of Q(theta; alpha^s)
         Qg = lam * pep_g + 0.5 * stack_quad(Kg, res.coef)
         Q_new, theta_new, wv = _best_column(fams, grid, Qg, res.coef, lam, t, sub_iter)   # line 6
@@ -987,7 +987,7 @@ class _FKLBase(_PEPBase):
         Ks = self._fit_stack(X)
         self.result_ = fkl(Ks, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
                            epsilon=getattr(self, "epsilon", 0.1), tol=self.tol, max_iter=self.max_iter,
-                           method=self.method, psd="assume")          # the bank refused non-PSD kernels
+                           method=self.method, psd="trusted")          # the bank refused non-PSD kernels
         self._set_weights(self.result_.weights, scale=X.shape[0])   # the bank's kernels have trace one, FKL's trace m
         self._keep_machine(self.result_.coef, self.result_.bias)
         self.n_iter_ = self.result_.n_iter

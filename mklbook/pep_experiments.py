@@ -336,11 +336,11 @@ for _name, _cells in PAPER_TABLE1_CLASSIC.items():
 def _classic_runs(Ktr, ytr, C):
     "The five stack methods of `run_split_classic` at the settings the note gives (C = 1, the papers' defaults)."
     yc = ytr - ytr.mean()
-    return {"GMKL": lambda: gmkl(Ktr, ytr, C=C, sigma=1.0, psd="assume", warn=False),
-            "NLMKL (p=1)": lambda: nlmkl(Ktr, yc, p=1, tol=1e-4, psd="assume", warn=False),
-            "NLMKL (p=2)": lambda: nlmkl(Ktr, yc, p=2, tol=1e-4, psd="assume", warn=False),
-            "GLMKL (p=1)": lambda: lp_mkl(Ktr, ytr, p=1, C=C, tol=1e-3, psd="assume", warn=False),
-            "GLMKL (p=2)": lambda: lp_mkl(Ktr, ytr, p=2, C=C, tol=1e-3, psd="assume", warn=False)}
+    return {"GMKL": lambda: gmkl(Ktr, ytr, C=C, sigma=1.0, psd="trusted", warn=False),
+            "NLMKL (p=1)": lambda: nlmkl(Ktr, yc, p=1, tol=1e-4, psd="trusted", warn=False),
+            "NLMKL (p=2)": lambda: nlmkl(Ktr, yc, p=2, tol=1e-4, psd="trusted", warn=False),
+            "GLMKL (p=1)": lambda: lp_mkl(Ktr, ytr, p=1, C=C, tol=1e-3, psd="trusted", warn=False),
+            "GLMKL (p=2)": lambda: lp_mkl(Ktr, ytr, p=2, C=C, tol=1e-3, psd="trusted", warn=False)}
 
 
 def run_split_classic(X,                 # (N, n_features) all points, in [-1, 1]

@@ -21,10 +21,10 @@ from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int,
                       check_psd, check_stack, psd_violation)
 
 # %% auto #0
-__all__ = ['SolverError', 'SolverResult', 'apply_certificate', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual',
-           'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path',
-           'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp',
-           'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
+__all__ = ['ASSUMED', 'SolverError', 'SolverResult', 'label_assumed', 'apply_certificate', 'KernelExpansionResult', 'SVMResult',
+           'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath',
+           'kernel_ridge_path', 'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult',
+           'solve_lp', 'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -32,6 +32,7 @@ class SolverError(RuntimeError):
 
 # %% ../nbs/01_solvers.ipynb #9c1e4f2a
 _FAILED = ("infeasible", "unbounded", "error")
+ASSUMED = "optimal (PSD assumed)"   # a certified answer for kernels the caller vouched for (psd="assume")
 
 
 def _fmt(v) -> str:
@@ -51,7 +52,7 @@ class SolverResult:
     for a primal value $P$ and a dual value $D$ at the returned variables (weak duality), or a relative KKT residual
     where no natural primal exists. Subclasses add each solver's variables."""
     objective: float = np.nan  # optimal value (the dual value for the dual solvers)
-    status: str = "unknown"    # 'optimal' | 'stationary point' | 'inaccurate' | 'max_iter' | 'infeasible' | 'unbounded' | 'error'
+    status: str = "unknown"    # 'optimal' | 'optimal (PSD assumed)' | 'stationary point' | 'inaccurate' | 'max_iter' | ...
     gap: float = np.inf        # relative duality gap or KKT residual (>= 0) that certifies `objective`
     n_iter: int = 0            # iterations of the underlying method
     tol: float = np.nan        # the tolerance `gap` was compared with
@@ -62,7 +63,7 @@ class SolverResult:
     @property
     def converged(self) -> bool:
         "Whether the certificate met the requested tolerance (a global optimum, or a KKT point of an accepted non-convex problem)."
-        return self.status in ("optimal", "stationary point")
+        return self.status in ("optimal", ASSUMED, "stationary point")
 
     def check(self,
               tol: float | None = None,  # tolerance for `gap` (default: the solve's own `tol`)
@@ -99,6 +100,19 @@ class SolverResult:
 # %% ../nbs/01_solvers.ipynb #f5b0887c
 _STATIONARY = ("the kernel is indefinite (accepted with psd='allow'): the problem is not convex, and the certificate "
                "proves a KKT point, not a global optimum.")
+_ASSUMED = ("psd='assume': the kernels were not tested, so the certificate proves an optimum only if they are positive "
+            "semi-definite, as the caller promised.")
+
+
+def label_assumed(res: SolverResult,  # a completed result (modified in place)
+                  psd: str,           # the `psd` mode the solver was called with
+                  ) -> SolverResult:  # `res`; "optimal" becomes "optimal (PSD assumed)" under psd="assume"
+    "Say in the status that an optimum certified under `psd='assume'` rests on the caller's promise of PSD kernels."
+    if psd == "assume" and res.status == "optimal":
+        res.status = ASSUMED
+        if hasattr(res, "message"):
+            res.message = (_ASSUMED + " " + res.message).strip()
+    return res
 
 
 def apply_certificate(res: SolverResult,   # the result to complete (modified in place)
@@ -108,17 +122,20 @@ def apply_certificate(res: SolverResult,   # the result to complete (modified in
                       warn: bool,          # issue a `ConvergenceWarning` at the solver's caller when `gap > tol`
                       fail_status: str = "inaccurate",  # status when `gap > tol` (e.g. 'max_iter')
                       indefinite: bool = False,  # the problem was accepted with `psd='allow'`: a KKT point at best
+                      psd: str | None = None,    # the solver's `psd` mode: "assume" labels an optimum (`label_assumed`)
                       ) -> SolverResult:   # `res`, with `gap`, `tol`, `status`, `message` and `time` set
     """Fill in the certificate and the status it implies; warn (at the solver's caller) when it misses `tol`.
 
     The status becomes "optimal" when `gap <= tol` ("stationary point" for an indefinite problem accepted with
-    `psd='allow'`), else `fail_status`; a failed status ('infeasible', 'unbounded', 'error') is kept."""
+    `psd='allow'`; "optimal (PSD assumed)" under `psd='assume'`), else `fail_status`; a failed status ('infeasible',
+    'unbounded', 'error') is kept."""
     res.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
     res.tol = float(tol)
     if res.status not in _FAILED:
         res.status = ("stationary point" if indefinite else "optimal") if res.gap <= tol else fail_status
         if indefinite:
             res.message = (_STATIONARY + " " + res.message).strip()
+    label_assumed(res, psd)
     res.time = time.perf_counter() - t0
     if warn:                                # frames: warn_if_not_optimal, apply_certificate, the solver, its caller
         res.warn_if_not_optimal(stacklevel=4)
@@ -428,7 +445,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
              tol:float=1e-8,     # required relative duality gap (P - D) / max(1, |P|)
              loss:str="hinge",   # "hinge" (L1-SVM) or "squared_hinge" (L2-SVM: hard margin on K + I/(2C))
              max_iter:int=-1,    # libsvm iteration limit (-1: none)
-             psd:str="check",    # "check": refuse an indefinite K (one Cholesky); "assume": skip; "allow": a stationary point
+             psd:str="check",    # "check": refuse a K shown indefinite; "assume": skip; "allow": a stationary point
              warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
             ) -> SVMResult:      # dual objective, alpha, coef, bias, primal value, support and certificate
     r"""Binary SVM dual on a precomputed kernel, certified by the duality gap $(P-D)/\max(1,\lvert P\rvert)$:
@@ -463,7 +480,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
     if gap > tol:
         res.message = _INDEFINITE if quad < -1e-12 * max(1.0, abs(dual)) else (
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
-    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite)
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite, psd)
 
 # %% ../nbs/01_solvers.ipynb #046b5b69
 def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
@@ -498,7 +515,7 @@ def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
     if gap > tol:
         res.message = _INDEFINITE if quad < -1e-12 * max(1.0, abs(dual)) else (
             "libsvm and the active-set polish did not reach the tolerance (ill-conditioned K?)")
-    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite)
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite, psd)
 
 # %% ../nbs/01_solvers.ipynb #89515718
 @dataclass(repr=False, eq=False)
@@ -586,7 +603,7 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
     gap = _krr_residual(K, y, alpha, bias, lam, fit_intercept)
     if gap > tol:
         res.message = "K + lam I is too ill-conditioned for this tolerance; raise lam."
-    return apply_certificate(res, gap, tol, t0, warn, indefinite=indefinite)
+    return apply_certificate(res, gap, tol, t0, warn, indefinite=indefinite, psd=psd)
 
 # %% ../nbs/01_solvers.ipynb #ef203ecd
 @dataclass(repr=False, eq=False)
@@ -675,7 +692,7 @@ def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetr
     gap = float(gaps.max())
     if gap > tol:
         res.message = f"the smallest lambdas ({lams[gaps > tol].tolist()}) leave K + lam I too ill-conditioned."
-    return apply_certificate(res, gap, tol, t0, warn, indefinite=indefinite)
+    return apply_certificate(res, gap, tol, t0, warn, indefinite=indefinite, psd=psd)
 
 # %% ../nbs/01_solvers.ipynb #040aa007
 @dataclass(repr=False, eq=False)
@@ -950,7 +967,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
                         tau0=None,       # (m, c) feasible warm start (e.g. the previous solution in an outer loop)
                         working_set:int=16, # examples updated between two gradient refreshes
                         fallback:bool=True, # interior point on a low-rank factor when affordable (see the text)
-                        psd:str="check", # "check": refuse an indefinite K (one Cholesky); "assume": skip the test
+                        psd:str="check", # "check": refuse a K shown indefinite (sampled test); "assume": skip it
                         warn:bool=True,  # ConvergenceWarning when the certificate misses `tol`
                        ) -> CrammerSingerResult: # tau, classes, primal and dual values and the certificate
     r"""Crammer–Singer multi-class SVM dual (no bias) by a sequential dual method with face-Newton steps:
@@ -998,7 +1015,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
         res.message = (f"stopped after max_iter={max_iter} example updates; raise max_iter or loosen tol"
                        + ("" if L is not None else " (the kernel's rank is too high for the interior-point fallback)")
                        + ".")
-    return apply_certificate(res, gap, tol, t0, warn, "max_iter")
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/01_solvers.ipynb #20793c49
 _CS_IPM_BUDGET = 200_000   # m * c * rank(K) above which the interior-point fallback is not attempted

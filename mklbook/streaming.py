@@ -328,7 +328,6 @@ class StreamedAlignMKL(AlignMKL):
 
     def _weights_and_kernel(self, X, y):
         "Stream the statistics, learn the weights, and form the combined training kernel of the kernels in use."
-        self._check_method()
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
         self.bank_ = StreamedBank(self.kernels, self.normalize, self.center, self.tile, self.n_jobs, self.client,
                                   progress=False).fit(X, Y)

@@ -905,7 +905,7 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
                 random_state=0,     # seed of the k-means start and of SGD
                 warn=True,          # warn about idle rules and about max_iter
                 seeds=(),           # pddp only: also start phase 2 from these methods' end points ("sgd", "cccp")
-                psd="check",        # "check": refuse non-PSD kernels (one Cholesky each); "assume": skip the test
+                psd="check",        # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
                ) -> VCMKLResult:    # `.objective`: OPT1 at the returned (w, b, rho)
     r"""Veto-consensus MKL: OPT1 on the balanced set $\Lambda$, $\xi_{im}=[\rho_m-y_if_m(x_i)]_+$, by PDDP or a local method.
     $$\min_{w,b,\rho\ge0}\ \tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\rho_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
@@ -1046,7 +1046,7 @@ def fit(self: VCMKLClassifier,
 @patch
 def _solve(self: VCMKLClassifier, Ks, y_pm, nu):
     return solve_vcmkl(Ks, y_pm, nu, self.gamma, self.solver, max_iter=self.max_iter, tol=self.tol,
-                       random_state=self.random_state, warn=False, seeds=self.seeds, psd="assume")
+                       random_state=self.random_state, warn=False, seeds=self.seeds, psd="trusted")
 
 # %% ../nbs/50_vcmkl.ipynb #cf11686a
 @patch

@@ -57,3 +57,16 @@ def test_reproduce_alignment_quick_from_the_command_line(tmp_path, capsys):
     for method in ("unif", "1-stage", "align", "alignf"):
         assert f"| breast_cancer | {method} |" in text and f"| diabetes | {method} |" in text
     assert "# Table 4" in text and (tmp_path / "alignment" / "table2.json").stat().st_size > 0
+
+
+def test_assumed_psd_is_said_in_the_status():
+    from mklbook.alignment import alignf_weights
+    from mklbook.kernels import Gaussian, Sigmoid
+    X = np.random.default_rng(0).standard_normal((200, 3))
+    y = np.sign(X[:, 0])
+    Ks = np.stack([Gaussian(0.5)(X), Gaussian(2.0)(X)])
+    assert alignf_weights(Ks, y).status == "optimal"
+    r = alignf_weights(Ks, y, psd="assume")
+    assert r.status == "optimal (PSD assumed)"
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        alignf_weights(np.stack([Ks[0], Sigmoid(1.0, -3.0)(X)]), y)

@@ -122,7 +122,7 @@ def test_ikl_on_a_single_width_is_l1_mkl_on_the_same_kernels():
 
 def _two_layer_value(Ks, y, mu, C=1.0):
     "The slow reference: the SVM dual value on exp(sum mu_k K_k), one certified solve."
-    return svm_dual(combine_kernels(Ks, mu, "exp"), y, C=C, tol=1e-11, psd="assume", warn=False).objective
+    return svm_dual(combine_kernels(Ks, mu, "exp"), y, C=C, tol=1e-11, psd="trusted", warn=False).objective
 
 
 def test_two_layer_gradient_is_the_derivative_and_nothing_on_a_grid_is_lower():
@@ -130,7 +130,7 @@ def test_two_layer_gradient_is_the_derivative_and_nothing_on_a_grid_is_lower():
     mu = np.array([0.2, 0.5, 0.1, 0.3])
     K = combine_kernels(Ks, mu, "exp")
     assert np.linalg.eigvalsh(K).min() > -1e-9 * np.linalg.eigvalsh(K).max()        # a kernel (Schur)
-    v = svm_dual(K, y, tol=1e-12, psd="assume").coef
+    v = svm_dual(K, y, tol=1e-12, psd="trusted").coef
     grad = np.array([-0.5 * v @ (K * Kk) @ v for Kk in Ks])
     fd = np.array([(_two_layer_value(Ks, y, mu + 1e-5 * e) - _two_layer_value(Ks, y, mu - 1e-5 * e)) / 2e-5
                    for e in np.eye(4)])

@@ -97,3 +97,53 @@ def test_default_bank_adapts_to_the_training_inputs():
     moved = KernelBank(normalize="trace", center=True).fit(X * a + b)
     np.testing.assert_allclose(moved.train_stack_, bank.train_stack_, atol=1e-12)
     np.testing.assert_allclose(moved.transform(Xt * a + b), bank.transform(Xt), atol=1e-12)
+
+
+# -- the kernel contract at a proportionate cost: tests that refuse only with proof -------------------------------------
+from mklbook.kernels import Sigmoid, _psd_sample_size, check_psd, check_stack, centered_products, psd_violation
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("a,b", [(1.0, -3.0), (0.1, 0.0), (0.05, 1.0), (2.0, 0.0)])
+def test_sampled_psd_test_proves_what_it_refuses(seed, a, b):
+    X = np.random.default_rng(seed).standard_normal((600, 8))
+    S = Sigmoid(a / 8, b)(X)
+    lam = np.linalg.eigvalsh(S)[0]
+    bound = psd_violation(S, sample=_psd_sample_size(600), random_state=seed)
+    if bound is not None:
+        assert lam <= bound + 1e-10, "a refusal must be a proof: an upper bound on lambda_min"
+    if lam < -1e-3 * np.abs(np.diag(S)).max():
+        assert bound is not None, "a clearly indefinite sigmoid kernel was missed by the sampled test"
+
+
+def test_psd_modes():
+    X = np.random.default_rng(0).standard_normal((300, 4))
+    S, G = Sigmoid(1.0, -3.0)(X), Gaussian(0.5)(X)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd(S[None], "check")
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd(S[None], "full")
+    assert check_psd(np.stack([G, S]), "allow") == [1]
+    assert check_psd(S[None], "assume") == [] and check_psd(S[None], "trusted") == []
+    with pytest.raises(ValueError, match="psd must be one of"):
+        check_psd(G[None], "yes")
+    Gb = G - 1e-3 * np.eye(300)                            # slightly indefinite everywhere: the full test sees it
+    assert psd_violation(Gb) is not None
+
+
+def test_symmetry_probes_find_one_asymmetric_entry():
+    X = np.random.default_rng(1).standard_normal((500, 4))
+    Ks = np.stack([Gaussian(0.3)(X), Gaussian(1.0)(X)])
+    bad = Ks.copy()
+    bad[1, 17, 400] += 1e-6
+    for f in (lambda K: check_stack(K, symmetric=True), lambda K: centered_products(K, symmetric_tol=1e-8)):
+        with pytest.raises(ValueError, match=r"Ks\[1\] is not symmetric .*\(K \+ K.T\) / 2"):
+            f(bad)
+        f(Ks)                                              # a symmetric stack passes
+    tiny = Ks.copy()
+    tiny[0, 3, 7] += 1e-12                                 # round-off: accepted
+    check_stack(tiny, symmetric=True)
+    M0, a0 = centered_products(Ks, np.arange(500.0))
+    M1, a1 = centered_products(Ks, np.arange(500.0), symmetric_tol=1e-8)
+    np.testing.assert_allclose(M0, M1, rtol=1e-12)
+    np.testing.assert_allclose(a0, a1, rtol=1e-12)

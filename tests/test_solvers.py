@@ -214,3 +214,15 @@ def test_inputs_not_modified():
     crammer_singer_dual(K_, Y_)
     np.testing.assert_equal(K_, K0)
     np.testing.assert_equal(Y_, y0)
+
+
+def test_assumed_psd_is_said_in_the_status_of_every_dual():
+    from mklbook.solvers import crammer_singer_dual, kernel_ridge, svm_dual, svr_dual
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    yb, yc, yr = np.sign(X[:, 0]), (X[:, 0] > 0).astype(int) + (X[:, 1] > 0), X[:, 0]
+    for res in (svm_dual(K, yb, psd="assume"), svr_dual(K, yr, psd="assume"), kernel_ridge(K, yr, 1.0, psd="assume"),
+                crammer_singer_dual(K, yc, psd="assume")):
+        assert res.status == "optimal (PSD assumed)" and res.converged and "promised" in res.message, res
+        assert res.check() is res
+    assert svm_dual(K, yb).status == "optimal" and svm_dual(K, yb, psd="trusted").status == "optimal"

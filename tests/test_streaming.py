@@ -54,7 +54,7 @@ def test_inputs_untouched_and_test_kernels_as_kernelbank():
     (lambda: StreamedBank([Precomputed(np.eye(5))]), "Precomputed matrix is already the stack"),
     (lambda: StreamedBank(SMALL, tile=0), "tile"),
     (lambda: StreamedBank(SMALL, n_jobs=0), "n_jobs"),
-    (lambda: StreamedAlignMKL(SMALL, method="best"), "method must be"),
+    (lambda: StreamedAlignMKL(SMALL, method="best"), "'method' parameter of StreamedAlignMKL"),
 ])
 def test_bad_input_is_named(make, match):
     X, y = _problem(30)

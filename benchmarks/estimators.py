@@ -1,0 +1,233 @@
+"""Benchmark: every estimator of the book with its defaults, at the sizes users have, beside its floor and SVC()/SVR().
+
+Each (estimator, data, m) row runs in a fresh process (so that `ru_maxrss` is the peak of one run, and a run that
+exceeds the time or memory cap is stopped without taking the others down). In that process, on the same data:
+
+* the estimator with its defaults: `fit` seconds, `predict` seconds on the held-out rows, accuracy (R^2 for
+  regressors) on them, peak resident memory of the process;
+* its **floor**: what any method on its default kernel stack must pay, timed right after it in the same process:
+  build the stack (`KernelBank(default_bank(X, family), normalize="trace", center=True).fit_transform`) and train one
+  `SVC(kernel="precomputed")` (`KernelRidge(kernel="precomputed")` for regressors) on the sum of the stack. An
+  estimator that never forms a stack (streamed, low-rank) is compared with the floor of the bank it stands for;
+* `SVC()` / `SVR()` on the standardised features.
+
+Data: a synthetic set (`make_classification(n, 20, n_informative=8)`, or `make_friedman1(n, 10)` for regressors) and a
+real registered set (phishing, 11 055 x 30, for classifiers; kin8nm, 8 192 x 8, for regressors), m training rows and
+up to 2 000 held-out rows. Sizes: m = 1000, 4000, 10 000 (kin8nm: at most 6 000 training rows) by default.
+
+Run from the repository root: `MKLBOOK_DATA=../shared/datasets OMP_NUM_THREADS=2 python benchmarks/estimators.py`
+(`--sizes 1000 --only AlignMKL L1MKL --data synthetic` for a subset). Writes benchmarks/results/estimators.md and
+benchmarks/results/estimators.json (the latter merged row by row, so a subset refreshes only its rows).
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))   # measure the checkout this script lives in
+OUT = ROOT / "benchmarks" / "results"
+
+# name -> (module, class, task, family of the default stack it is compared with, keyword arguments)
+ESTIMATORS = {
+    "AlignMKL": ("alignment", "AlignMKL", "classification", "gaussian", {}),
+    "UniformMKL": ("baselines", "UniformMKL", "classification", "gaussian", {}),
+    "L1MKL": ("baselines", "L1MKL", "classification", "gaussian", {}),
+    "LpMKL": ("classic_mkl", "LpMKL", "classification", "gaussian", {}),
+    "GMKL": ("classic_mkl", "GMKL", "classification", "gaussian", {}),
+    "NLMKL": ("classic_mkl", "NLMKL", "regression", "gaussian", {}),
+    "TwoLayerMKL": ("classic_mkl", "TwoLayerMKL", "classification", "gaussian", {}),
+    "IKL": ("classic_mkl", "IKL", "classification", "gaussian", {}),
+    "M3KClassifier": ("m3k", "M3KClassifier", "classification", "gaussian", {}),
+    "UniformCSClassifier": ("m3k_experiments", "UniformCSClassifier", "classification", "gaussian", {}),
+    "FKLClassifier": ("pep", "FKLClassifier", "classification", "both", {}),
+    "IFKLClassifier": ("pep", "IFKLClassifier", "classification", "both", {}),
+    "VKRClassifier": ("vkr", "VKRClassifier", "classification", "both", {}),
+    "VCMKLClassifier": ("vcmkl", "VCMKLClassifier", "classification", "gaussian", {}),
+    "LowRankAlignMKL": ("lowrank", "LowRankAlignMKL", "classification", "gaussian", {}),
+    "StreamedAlignMKL": ("streaming", "StreamedAlignMKL", "classification", "gaussian", {}),
+    "RegressionClassifier": ("benchmark", "RegressionClassifier", "classification", "gaussian", {}),
+    "AlignMKL+KRR": ("alignment", "AlignMKL", "regression", "gaussian", {"estimator": "KernelRidge"}),
+    "AlignmentKRR": ("alignment", "AlignmentKRR", "regression", "gaussian", {}),
+    "L2KRRMKL": ("baselines", "L2KRRMKL", "regression", "gaussian", {}),
+    "FKLRegressor": ("pep", "FKLRegressor", "regression", "both", {}),
+    "IFKLRegressor": ("pep", "IFKLRegressor", "regression", "both", {}),
+}
+DATA = {"classification": {"synthetic": None, "phishing": "phishing"},
+        "regression": {"synthetic": None, "kin8nm": "kin8nm"}}
+N_TEST = 2000
+
+
+def _load(task, data, m, seed=0):
+    "(X_train, y_train, X_test, y_test): m training rows and up to N_TEST held-out rows."
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+    if data == "synthetic":
+        from sklearn.datasets import make_classification, make_friedman1
+        n = m + N_TEST
+        if task == "classification":
+            X, y = make_classification(n, 20, n_informative=8, random_state=seed)
+        else:
+            X, y = make_friedman1(n, 10, noise=1.0, random_state=seed)
+    else:
+        from mklbook.data import load_dataset
+        X, y = load_dataset(DATA[task][data])
+        X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    if m >= len(y):
+        raise ValueError(f"{data} has {len(y)} rows; m = {m} leaves no test rows")
+    strat = y if task == "classification" else None
+    Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=m, random_state=seed, stratify=strat)
+    return Xtr, ytr, Xte[:N_TEST], yte[:N_TEST]
+
+
+def _make(name):
+    import importlib
+    mod, cls, task, family, kw = ESTIMATORS[name]
+    kw = dict(kw)
+    if kw.get("estimator") == "KernelRidge":
+        from sklearn.kernel_ridge import KernelRidge
+        kw["estimator"] = KernelRidge(kernel="precomputed")
+    return getattr(importlib.import_module(f"mklbook.{mod}"), cls)(**kw)
+
+
+def _peak_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _floor(X, y, family, task):
+    "Build the default stack of `family` on X and train one precomputed SVC (KernelRidge) on its sum."
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.svm import SVC
+    from mklbook.kernels import KernelBank, default_bank
+    Ks = KernelBank(default_bank(X, family), normalize="trace", center=True).fit_transform(X)
+    K = Ks.sum(axis=0)
+    del Ks
+    (SVC(kernel="precomputed") if task == "classification" else KernelRidge(kernel="precomputed")).fit(
+        K, y if task == "classification" else y - y.mean())
+
+
+def child(name, data, m):
+    "One row, in this (fresh) process: the estimator, then its floor and the reference, on the same data."
+    import warnings
+    import numpy as np
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC, SVR
+    mod, cls, task, family, kw = ESTIMATORS[name]
+    Xtr, ytr, Xte, yte = _load(task, data, m)
+    base = _peak_mib()
+    row = dict(estimator=name, data=data, m=m, task=task, family=family)
+    with warnings.catch_warnings():                       # warm-up on 80 rows: imports and first calls are not timed
+        warnings.simplefilter("ignore")
+        w = np.r_[np.flatnonzero(ytr == ytr[0])[:40], np.flatnonzero(ytr != ytr[0])[:40]] \
+            if task == "classification" else np.arange(80)
+        _make(name).fit(Xtr[w], ytr[w]).predict(Xte[:10])
+        _floor(Xtr, ytr, family, task)                    # and at full size: memory first touched, thread pools up
+    est = _make(name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        est.fit(Xtr, ytr)
+        row["fit_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pred = est.predict(Xte)
+        row["predict_s"] = time.perf_counter() - t0
+    row["warnings"] = sorted({f"{w.category.__name__}: {str(w.message)[:120]}" for w in caught})
+    row["score"] = float(np.mean(pred == yte)) if task == "classification" else \
+        float(1 - np.mean((pred - yte) ** 2) / np.var(yte))
+    row["peak_mib"] = _peak_mib()
+    row["base_mib"] = base
+    for attr in ("weights_", "mu_"):
+        if hasattr(est, attr):
+            row["n_kernels"] = int(np.size(getattr(est, attr)))
+            break
+    # the floor: the default stack of the same family, one precomputed machine on its sum (same process, same data)
+    t0 = time.perf_counter()
+    _floor(Xtr, ytr, family, task)
+    row["floor_s"] = time.perf_counter() - t0
+    ref = make_pipeline(StandardScaler(), SVC() if task == "classification" else SVR())
+    t0 = time.perf_counter()
+    ref.fit(Xtr, ytr)
+    row["ref_s"] = time.perf_counter() - t0
+    rp = ref.predict(Xte)
+    row["ref_score"] = float(np.mean(rp == yte)) if task == "classification" else \
+        float(1 - np.mean((rp - yte) ** 2) / np.var(yte))
+    return row
+
+
+def run(name, data, m, timeout, mem_gib):
+    "Run `child` in a fresh process under a time and address-space cap; a stopped run is a row that says why."
+    code = (f"import json, resource, sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
+            f"resource.setrlimit(resource.RLIMIT_AS, ({int(mem_gib * 2**30)}, {int(mem_gib * 2**30)})); "
+            f"import estimators as b; print('ROW ' + json.dumps(b.child({name!r}, {data!r}, {m})))")
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                           cwd=ROOT, env=dict(os.environ, MKLBOOK_PROGRESS="0"))
+    except subprocess.TimeoutExpired:
+        return dict(estimator=name, data=data, m=m, status=f"stopped after {timeout} s")
+    for line in r.stdout.splitlines():
+        if line.startswith("ROW "):
+            return dict(json.loads(line[4:]), status="ok")
+    err = (r.stderr.strip().splitlines() or ["no output"])[-1]
+    if "MemoryError" in r.stderr or "Unable to allocate" in r.stderr:
+        err = f"out of memory (cap {mem_gib} GiB): {err[:160]}"
+    return dict(estimator=name, data=data, m=m, status=f"failed after {time.perf_counter() - t0:.0f} s: {err[:240]}")
+
+
+def table(rows):
+    "Markdown table of the rows (estimator, data, m), ratios to the floor and to SVC()/SVR()."
+    head = ["estimator", "data", "m", "fit s", "predict s", "× floor", "× SVC()/SVR()", "peak MiB", "score",
+            "SVC()/SVR() score", "status"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * 7 + ["---"]) + "|"]
+    for r in rows:
+        if r.get("status") != "ok":
+            lines.append(f"| {r['estimator']} | {r['data']} | {r['m']} | – | – | – | – | – | – | – | {r['status']} |")
+            continue
+        lines.append(f"| {r['estimator']} | {r['data']} | {r['m']} | {r['fit_s']:.2f} | {r['predict_s']:.2f} | "
+                     f"{r['fit_s'] / r['floor_s']:.1f} | {r['fit_s'] / r['ref_s']:.0f} | {r['peak_mib']:.0f} | "
+                     f"{r['score']:.3f} | {r['ref_score']:.3f} | ok{' (warned)' if r['warnings'] else ''} |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 10000])
+    ap.add_argument("--only", nargs="+", default=None, help="estimator names (default: all)")
+    ap.add_argument("--data", nargs="+", default=None, help="synthetic and/or the real set's name")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per row before the run is stopped")
+    ap.add_argument("--mem-gib", type=float, default=12, help="address-space cap per row")
+    ap.add_argument("--out", default=str(OUT / "estimators.md"))
+    args = ap.parse_args()
+    names = args.only or list(ESTIMATORS)
+    out = Path(args.out)
+    store = out.with_suffix(".json")
+    old = json.loads(store.read_text())["rows"] if store.exists() else []
+    keep = {(r["estimator"], r["data"], r["m"]): r for r in old}
+    for m in args.sizes:
+        for name in names:
+            task = ESTIMATORS[name][2]
+            for data in DATA[task]:
+                if args.data and data not in args.data:
+                    continue
+                if data == "kin8nm" and m > 6000:
+                    continue
+                r = run(name, data, m, args.timeout, args.mem_gib)
+                keep[(name, data, m)] = r
+                print(table([r]).splitlines()[-1], flush=True)
+    order = {n: i for i, n in enumerate(ESTIMATORS)}
+    rows = sorted(keep.values(), key=lambda r: (r["m"], r["data"] != "synthetic", order.get(r["estimator"], 99)))
+    meta = dict(machine=f"{platform.machine()}, {os.cpu_count()} cores", python=platform.python_version(),
+                date=time.strftime("%Y-%m-%d"), omp=os.environ.get("OMP_NUM_THREADS", "unset"))
+    store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+    out.write_text(f"# Estimators with their defaults\n\n{meta}\n\n" + table(rows) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
