@@ -89,9 +89,8 @@ class KernelStackEstimator(BaseEstimator):
     def _combined_test_kernel(self, X) -> np.ndarray:
         "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)` over the kernels with non-zero weight."
         check_is_fitted(self, "weights_")
-        Kt = self._test_stack(X)
-        nz = self.weights_ != 0
-        return np.tensordot(self.weights_[nz] * self.kernel_scale_, Kt[nz], axes=1)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.bank_.combine(X, self.weights_ * self.kernel_scale_)     # the kernels in use, by blocks of rows
 
     def _set_weights(self, mu, scale: float = 1.0):
         "Store `mu * scale` as `weights_` (sum of |weights_| one) and `kernel_scale_`."

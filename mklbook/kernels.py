@@ -446,8 +446,20 @@ def raw(self: Kernel,
 
 
 @patch
-def _from_products(self: Kernel, gram, sqdist) -> np.ndarray:
+def _from_products(self: Kernel, gram, sqdist,
+                   out=None,       # array to write the values into (in place); None: a new array
+                   ) -> np.ndarray:
+    "The kernel's values from the shared products (Gram matrix and/or squared distances); each family defines it."
     raise NotImplementedError
+
+
+def _products_into(kern, gram, sqdist, out):
+    "Write `kern`'s values into `out`: in place for the book's families, by assignment for a family without `out`."
+    if "out" in inspect.signature(type(kern)._from_products).parameters:
+        kern._from_products(gram, sqdist, out=out)
+    else:
+        out[...] = kern._from_products(gram, sqdist)
+    return out
 
 
 # %% ../nbs/00_kernels.ipynb #bf48f8bc
@@ -476,8 +488,11 @@ class Linear(Kernel):
     $$K(x,z)=x\cdot z$$
 
     Reference: zhou2016vcmkl, Sec. 5 (VCMKL's rules with linear kernels)."""
-    def _from_products(self, gram, sqdist):
-        return gram
+    def _from_products(self, gram, sqdist, out=None):
+        if out is None:
+            return gram
+        np.copyto(out, gram)
+        return out
 
 
 # %% ../nbs/00_kernels.ipynb #c443217c
@@ -503,8 +518,12 @@ class Polynomial(Kernel):
         check_positive(self.coef0, "coef0", allow_zero=True)
         check_positive(self.gamma, "gamma")
 
-    def _from_products(self, gram, sqdist):
-        return (float(self.gamma) * gram + float(self.coef0)) ** int(self.degree)
+    def _from_products(self, gram, sqdist, out=None):
+        out = np.multiply(gram, float(self.gamma), out=out)
+        out += float(self.coef0)
+        if int(self.degree) != 1:
+            np.power(out, int(self.degree), out=out)
+        return out
 
     def _repr_skip(self):   # the papers' (x.z + c)^d: gamma shown only when it is not 1
         return super()._repr_skip() | ({"gamma"} if self.gamma == 1 else set())
@@ -531,8 +550,9 @@ class Gaussian(Kernel):
         super()._validate()
         check_positive(self.gamma, "gamma")
 
-    def _from_products(self, gram, sqdist):
-        return np.exp(-float(self.gamma) * sqdist)
+    def _from_products(self, gram, sqdist, out=None):
+        out = np.multiply(sqdist, -float(self.gamma), out=out)
+        return np.exp(out, out=out)
 
 
 # %% ../nbs/00_kernels.ipynb #79ba81be
@@ -560,8 +580,10 @@ class Sigmoid(Kernel):
         if not ok:
             raise ValueError(f"a and b must be finite numbers; got a={self.a!r}, b={self.b!r}.")
 
-    def _from_products(self, gram, sqdist):
-        return np.tanh(float(self.a) * gram + float(self.b))
+    def _from_products(self, gram, sqdist, out=None):
+        out = np.multiply(gram, float(self.a), out=out)
+        out += float(self.b)
+        return np.tanh(out, out=out)
 
 
 # %% ../nbs/00_kernels.ipynb #a4a6b20b
@@ -583,8 +605,11 @@ class RankOne(Kernel):
     columns = property(lambda self: (int(self.feature),))
     standardize = property(lambda self: False)
 
-    def _from_products(self, gram, sqdist):
-        return gram
+    def _from_products(self, gram, sqdist, out=None):
+        if out is None:
+            return gram
+        np.copyto(out, gram)
+        return out
 
 
 # %% ../nbs/00_kernels.ipynb #7742bf53
@@ -594,13 +619,13 @@ class Precomputed(Kernel):
     $$K(i,j)=\mathbf K_{ij}$$
 
     Use `X = np.arange(N)[:, None]`: any split of the rows then selects the right blocks of `K`. The kernel computes on
-    a private float64 copy (the caller's matrix is never modified)."""
+    a private float64 copy (the caller's matrix is never modified); it must be symmetric (the kernel contract)."""
     _needs = ()
 
     def __init__(self,
                  K,                         # (N, N) kernel matrix over the whole sample
                  name: str = "precomputed", # label shown in the repr and in messages
-                 psd: bool | None = None,   # whether K is PSD; None: test it once (Cholesky of its symmetric part)
+                 psd: bool | None = None,   # whether K is PSD; None: test it once (`psd_violation`'s sampled test)
                  ):
         self.K, self.name, self.psd = K, name, psd
         self._validate()
@@ -616,10 +641,15 @@ def _validate(self: Precomputed):
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"Precomputed kernel must be a square (N, N) matrix; got shape {K.shape}.")
     _finite_or_raise(K, "Precomputed kernel")
+    asym = _asymmetry(K, 1e-8, True, "Precomputed kernel", np.random.default_rng(0))
+    if asym:                                        # the kernel contract of layer 1, at the door of every bank
+        raise ValueError(f"Precomputed kernel {self.name!r} is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); "
+                         "kernel matrices must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
     if self.psd is not None and not isinstance(self.psd, (bool, np.bool_)):
         raise ValueError(f"psd must be True, False or None (test it); got {self.psd!r}.")
     self._K = K
-    self.is_psd = bool(psd_violation((K + K.T) / 2) is None) if self.psd is None else bool(self.psd)
+    self.is_psd = bool(psd_violation(K, sample=_psd_sample_size(K.shape[0])) is None) if self.psd is None \
+        else bool(self.psd)
 
 
 @patch
@@ -1143,15 +1173,20 @@ def raw_kernel(self: KernelBank,
 @patch
 def _raw(self: KernelBank, X, Z,
          square_chain: bool = False,  # a Gaussian of width 2*gamma as the square of one of width gamma (one exp)
+         idx=None,                    # indices of the bank's kernels to compute; None: all of them
+         out=None,                    # (len(idx), n, n') array to fill; None: a new one
          ):
-    r"""Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs;
-    with `square_chain`, $e^{-2\gamma D}=(e^{-\gamma D})^2$ turns a bank of widths $2^k\gamma_0$ into one `exp` and squarings."""
+    r"""Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs and
+    writing each kernel in place; with `square_chain`, $e^{-2\gamma D}=(e^{-\gamma D})^2$ turns a bank of widths
+    $2^k\gamma_0$ into one `exp` and squarings."""
+    kerns = self.kernels_ if idx is None else [self.kernels_[q] for q in idx]
+    if out is None:
+        out = np.empty((len(kerns), X.shape[0], Z.shape[0]))
     cache, gaussians = {}, {}
-    out = np.empty((len(self.kernels_), X.shape[0], Z.shape[0]))
     same = X is Z
-    for q, kern in enumerate(self.kernels_):
+    for j, kern in enumerate(kerns):
         if isinstance(kern, Precomputed):
-            out[q] = kern(X, None if same else Z)
+            out[j] = kern(X, None if same else Z)
             continue
         if kern._key not in cache:
             Xs = self._inputs(X, kern)
@@ -1165,18 +1200,18 @@ def _raw(self: KernelBank, X, Z,
                     entry[need] = euclidean_distances(entry["Xs"], None if same else entry["Zs"], squared=True)
         half = gaussians.get((kern._key, float(kern.gamma) / 2)) if type(kern) is Gaussian else None
         if square_chain and half is not None:
-            np.square(out[half], out=out[q])
+            np.square(out[half], out=out[j])
         else:
-            out[q] = kern._from_products(entry.get("gram"), entry.get("sqdist"))
+            _products_into(kern, entry.get("gram"), entry.get("sqdist"), out[j])
         if type(kern) is Gaussian:
-            gaussians[kern._key, float(kern.gamma)] = q
+            gaussians[kern._key, float(kern.gamma)] = j
     return out
 
 
 @patch
-def _raw_diag(self: KernelBank, X):
+def _raw_diag(self: KernelBank, X, idx=None):
     rows = []
-    for kern in self.kernels_:
+    for kern in (self.kernels_ if idx is None else [self.kernels_[q] for q in idx]):
         if isinstance(kern, Precomputed):
             rows.append(kern.diag(X))
         else:
@@ -1191,7 +1226,15 @@ def fit(self: KernelBank,
         X,       # (m, d) training inputs (sample indices (m, 1) for Precomputed kernels)
         y=None,  # ignored (scikit-learn's transformer API)
         ):
-    "Store the training inputs and the standardisation, centering and normalisation statistics."
+    """Store the training inputs and the standardisation, centering and normalisation statistics. The training stack
+    is computed for them and not kept (it is $p\,m^2$ floats): `fit_transform` returns it, `train_stack_` recomputes it."""
+    self._fit_stack(X)
+    return self
+
+
+@patch
+def _fit_stack(self: KernelBank, X) -> np.ndarray:
+    "Fit on `X`; the processed training stack `(p, m, m)`, computed in place kernel by kernel."
     if self.normalize not in _NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
     X = self._check_X(X)
@@ -1199,8 +1242,7 @@ def fit(self: KernelBank,
     self.X_fit_ = np.array(X, copy=True)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _finish_fit
         K = self._raw(self.X_fit_, self.X_fit_)
-    self._finish_fit(K)
-    return self
+    return self._finish_fit(K)
 
 
 @patch
@@ -1212,37 +1254,51 @@ def _fit_inputs(self: KernelBank, X):
     if any(k.standardize for k in self.kernels_):
         self.feature_mean_, self.feature_scale_ = standardize_stats(X)
 
+
+KernelBank.train_stack_ = property(lambda self: self.transform(self.X_fit_),
+                                   doc="The training stack `(p, m, m)`, recomputed on demand (not stored).")
+
 # %% ../nbs/00_kernels.ipynb #4c38ef01
 @patch
 def _finish_fit(self: KernelBank, K):
+    "The training statistics of the raw stack `K`, which is owned: centered and normalised in place, and returned."
     p, m, _ = K.shape
-    if not np.isfinite(K).all():
-        bad = sorted({int(i) for i in np.argwhere(~np.isfinite(K))[:, 0]})
-        raise ValueError(f"kernel(s) {[repr(self.kernels_[i]) for i in bad]} produced NaN or inf on the training "
-                         "set (overflow?): reduce the degree or scale the features (e.g. StandardScaler).")
-    self.col_mean_ = K.mean(axis=1)                       # (p, m) training column means
+    self.col_mean_ = np.empty((p, m))                     # (p, m) training column means (= row means: K symmetric)
+    hi, lo = np.empty(p), np.empty(p)
+    for q in range(p):                                    # one kernel at a time, each pass over a cached matrix
+        self.col_mean_[q] = K[q].mean(axis=0)
+        hi[q], lo[q] = K[q].max(), K[q].min()             # NaN propagates, inf shows: the finiteness test is free
+    if not (np.isfinite(hi) & np.isfinite(lo)).all():
+        bad = [repr(self.kernels_[q]) for q in range(p) if not (np.isfinite(hi[q]) and np.isfinite(lo[q]))]
+        raise ValueError(f"kernel(s) {bad} produced NaN or inf on the training set (overflow?): reduce the degree or "
+                         "scale the features (e.g. StandardScaler).")
     self.total_mean_ = self.col_mean_.mean(axis=1)        # (p,)
-    hi, lo = K.max(axis=(1, 2)), K.min(axis=(1, 2))
     raw = np.maximum(hi, -lo)
     if (hi - lo <= _VANISH * raw).all():
         raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
                          "or the features far too small or too large for the kernels' widths?); there is nothing "
                          "to learn from these inputs. Check the data, or use the default bank, which standardises.")
     self.degenerate_ = np.zeros(p, dtype=bool)
+    big = raw.copy()                                      # max |K| of the (centered) kernel: the round-off scale
     if self.center:
-        K = K - self.col_mean_[:, None, :] - K.mean(axis=2, keepdims=True) + self.total_mean_[:, None, None]
+        for q in range(p):
+            c = self.col_mean_[q]
+            K[q] -= c[None, :]
+            K[q] -= c[:, None]
+            K[q] += self.total_mean_[q]
+            big[q] = max(K[q].max(), -K[q].min())
         # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
-        self.degenerate_ = np.maximum(K.max(axis=(1, 2)), -K.min(axis=(1, 2))) <= _VANISH * raw
+        self.degenerate_ = big <= _VANISH * raw
     norm = None if self.normalize in (None, "none") else self.normalize
     self.scale_ = np.ones(p)
     self.diag_fit_ = np.einsum("kii->ki", K).copy()       # (p, m) (centered) training self-similarities
-    tiny = np.finfo(float).eps * np.maximum(np.abs(K).max(axis=(1, 2)), np.finfo(float).tiny) * m
+    tiny = np.finfo(float).eps * np.maximum(big, np.finfo(float).tiny) * m
     if norm == "trace":
         tr = self.diag_fit_.sum(axis=1)
         self.degenerate_ |= tr <= tiny
         self.scale_ = np.where(self.degenerate_, 1.0, tr)
     elif norm == "frobenius":
-        fro = np.sqrt((K ** 2).sum(axis=(1, 2)))
+        fro = np.sqrt(np.einsum("kij,kij->k", K, K))
         self.degenerate_ |= fro <= tiny
         self.scale_ = np.where(self.degenerate_, 1.0, fro)
     elif norm == "diagonal":
@@ -1252,23 +1308,29 @@ def _finish_fit(self: KernelBank, K):
         warnings.warn(f"kernel(s) {names} vanish on the training set after "
                       f"{'centering' if self.center else 'fitting'} (constant on the sample: are the training rows "
                       "identical, or a Gaussian too wide for the data?); they are set to zero. Drop them from the "
-                      "bank.", RuntimeWarning, stacklevel=3)
-    self.train_stack_ = self._normalise(K, self.diag_fit_, self.diag_fit_)
-    return self
+                      "bank.", RuntimeWarning, stacklevel=4)
+    return self._normalise(K, self.diag_fit_, self.diag_fit_)
 
 # %% ../nbs/00_kernels.ipynb #7dee95a0
 @patch
-def _normalise(self: KernelBank, K, d_rows, d_cols):
+def _normalise(self: KernelBank, K, d_rows, d_cols,
+               idx=None,  # the bank's indices of the kernels in K; None: all
+               ):
+    "Normalise the (owned) stack `K` in place, kernel by kernel, with the training constants; return it."
     norm = None if self.normalize in (None, "none") else self.normalize
-    if norm in ("trace", "frobenius"):
-        K = K / self.scale_[:, None, None]
-    elif norm == "diagonal":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            K = K / np.sqrt(np.abs(d_rows)[:, :, None] * np.abs(d_cols)[:, None, :])
-    if self.degenerate_.any():
-        K = np.where(self.degenerate_[:, None, None], 0.0, K)
-    if norm == "diagonal":
-        K = np.where(np.isfinite(K), K, 0.0)              # a test point with zero self-similarity
+    idx = range(K.shape[0]) if idx is None else idx
+    for j, q in enumerate(idx):
+        Kj = K[j]
+        if self.degenerate_[q]:
+            Kj[...] = 0.0
+        elif norm in ("trace", "frobenius"):
+            Kj /= self.scale_[q]
+        elif norm == "diagonal":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                Kj /= np.sqrt(np.abs(d_rows[j]))[:, None]
+                Kj /= np.sqrt(np.abs(d_cols[q]))[None, :]
+            if not (d_rows[j] != 0).all():                    # a test point with zero self-similarity
+                Kj[~np.isfinite(Kj)] = 0.0
     return K
 
 
@@ -1278,7 +1340,38 @@ def fit_transform(self: KernelBank,
                   y=None,  # ignored (scikit-learn's transformer API)
                   ):
     "Fit on `X` and return the training stack `(p, m, m)`."
-    return self.fit(X).train_stack_.copy()
+    return self._fit_stack(X)
+
+
+@patch
+def _test_inputs(self: KernelBank, X):
+    check_is_fitted(self, "col_mean_")
+    X = self._check_X(X)
+    if X.shape[1] != self.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
+    return X
+
+
+@patch
+def _processed(self: KernelBank, X, idx=None) -> np.ndarray:
+    "Test kernels of the listed kernels (all: None) for validated X, centered and normalised in place."
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = self._raw(X, self.X_fit_, idx=idx)
+    q = np.arange(len(self.kernels_)) if idx is None else np.asarray(idx)
+    d = self._raw_diag(X, idx) if self.normalize == "diagonal" else None
+    if self.center:
+        row_mean = K.mean(axis=2)                          # (len(q), n): mean over training points
+        if not np.isfinite(row_mean).all():
+            raise ValueError("the kernels produced NaN or inf on these inputs (overflow?): scale the features.")
+        for j, k in enumerate(q):
+            K[j] -= row_mean[j][:, None]
+            K[j] -= self.col_mean_[k][None, :]
+            K[j] += self.total_mean_[k]
+        if d is not None:
+            d = d - 2 * row_mean + self.total_mean_[q][:, None]
+    elif not np.isfinite(K).all():
+        raise ValueError("the kernels produced NaN or inf on these inputs (overflow?): scale the features.")
+    return self._normalise(K, d, self.diag_fit_, q)
 
 
 @patch
@@ -1286,18 +1379,24 @@ def transform(self: KernelBank,
               X,                # (n, d) test inputs, the training features (or sample indices)
               ) -> np.ndarray:  # (p, n, m) test stack
     "The test stack `(p, n, m)` between the rows of `X` and the training points, processed as the training stack."
-    check_is_fitted(self, "col_mean_")
-    X = self._check_X(X)
-    if X.shape[1] != self.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
-    with np.errstate(over="ignore", invalid="ignore"):
-        K = self._raw(X, self.X_fit_)
-    if not np.isfinite(K).all():
-        raise ValueError("the kernels produced NaN or inf on these inputs (overflow?): scale the features.")
-    d = self._raw_diag(X) if self.normalize == "diagonal" else None
-    if self.center:
-        row_mean = K.mean(axis=2)                          # (p, n): mean over training points
-        K = K - row_mean[:, :, None] - self.col_mean_[:, None, :] + self.total_mean_[:, None, None]
-        if d is not None:
-            d = d - 2 * row_mean + self.total_mean_[:, None]
-    return self._normalise(K, d, self.diag_fit_)
+    return self._processed(self._test_inputs(X))
+
+
+@patch
+def combine(self: KernelBank,
+            X,                # (n, d) test inputs, the training features (or sample indices)
+            weights,          # (p,) weights of the bank's kernels; kernels of weight 0 are not computed
+            block_bytes: int = 64 << 20,  # memory of one block of test rows of the kernels in use
+            ) -> np.ndarray:  # (n, m)
+    r"""The weighted test kernel $\sum_k w_k\mathbf K_k(\mathbf X,\mathbf X_{\rm train})$, processed as `transform`
+    but formed in blocks of rows and only for the kernels in use: $O(nm)$ memory, not the $O(pnm)$ test stack."""
+    X = self._test_inputs(X)
+    w = check_weights(weights, len(self.kernels_), nonnegative=False)
+    idx = np.flatnonzero(w)
+    m = self.X_fit_.shape[0]
+    out = np.zeros((X.shape[0], m))
+    rows = int(max(1, block_bytes // (8 * m * max(1, idx.size))))
+    for r0 in range(0, X.shape[0], rows):
+        if idx.size:
+            out[r0:r0 + rows] = np.tensordot(w[idx], self._processed(X[r0:r0 + rows], idx), axes=1)
+    return out
