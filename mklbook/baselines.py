@@ -20,7 +20,8 @@ from sklearn.utils.multiclass import type_of_target
 from .estimators import CombinedKernelModel
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
-from .solvers import _STATIONARY, _check_targets, kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual
+from .solvers import (_STATIONARY, _check_targets, kernel_ridge, label_assumed, simplex_cutting_planes,
+                             solve_lp, svm_dual)
 
 # %% auto #0
 __all__ = ['UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one', 'l2_krr_mkl', 'L1MKL', 'L2KRRMKL']
@@ -66,9 +67,11 @@ class MKLResult:
                 f"n_solves={self.n_solves})")
 
 # %% ../nbs/12_baselines.ipynb #fa26c0cb
-def _svm_at(Ks, y, mu, C, tol):
-    r = svm_dual(stack_combine(Ks, mu), y, C=C, tol=tol, psd="trusted")   # the stack was checked on entry
-    return r, stack_quad(Ks, r.alpha * y)
+def _svm_at(Ks, y, mu, C, tol, scale=None):
+    "The SVM at the combination `mu` (kernels times `scale`) and its quadratic forms `alpha' Y K_k Y alpha` (times `scale`)."
+    s = 1.0 if scale is None else scale
+    r = svm_dual(stack_combine(Ks, mu * s), y, C=C, tol=tol, psd="trusted", warn=False)  # the stack was checked on entry
+    return r, stack_quad(Ks, r.alpha * y) * s
 
 
 def _check_mkl_stack(Ks, psd: str = "check") -> tuple:
@@ -84,16 +87,20 @@ def l1_mkl(Ks,                     # (p, m, m) stack of training kernels, or a F
            C: float = 1.0,         # SVM regularisation constant
            tol: float = 1e-4,      # relative gap between the best J and the LP lower bound at which to stop
            max_iter: int = 300,    # maximum number of cutting planes (one SVM solve each)
-           svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
-           psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test, "allow" accepts them
+           svm_tol: float = 1e-9,  # the tightest duality gap asked of an SVM solve (the method asks for what it needs)
+           psd: str = "check",     # "check" refuses kernels shown not PSD, "assume" skips the test, "allow" accepts them
+           scale=None,             # (p,) factors the kernels are used with (no scaled copy of the stack); None: 1
            ) -> MKLResult:         # weights, SVM dual and bias, objective, status and relative gap
     r"""L1-MKL: the simplex weights minimising the SVM dual value, by the SILP cutting-plane method.
 
     $$\min_{\mu\in\Delta}J(\mu),\qquad J(\mu)=\max_{0\le\alpha\le C,\ \alpha^\top\mathbf y=0}\mathbf 1^\top\alpha
     -\tfrac12\sum_k\mu_k\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha,\qquad\Delta=\{\mu\ge0,\ \mathbf 1^\top\mu=1\}$$
 
-    Certified by the gap between the best $J$ and the LP lower bound, relative to $J$. With `psd="allow"` the status is
-    "stationary point" ($J$'s inner maximisation is no longer concave).
+    Certified by the gap between the best upper bound on $J$ and the LP lower bound, relative to $J$. Each SVM is
+    solved only as accurately as the current gap needs (an inexact oracle: any feasible $\alpha$ gives a valid cut,
+    and the SVM's primal value bounds $J(\mu)$ from above), so early iterations cost a libsvm run and only the last
+    ones a tight polish. With `psd="allow"` the status is "stationary point" ($J$'s inner maximisation is no longer
+    concave); with `psd="assume"`, "optimal (PSD assumed)".
 
     Reference: lanckriet2004; sonnenburg2006 (SILP); cortes2012alignment, Sec. 5 (l1-svm)."""
     Ks, indefinite = _check_mkl_stack(Ks, psd)
@@ -103,18 +110,21 @@ def l1_mkl(Ks,                     # (p, m, m) stack of training kernels, or a F
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
 
-    def oracle(mu):                 # J(mu') >= 1'alpha - s.mu' / 2 for the SVM solution alpha at mu (tight at mu)
-        r, s = _svm_at(Ks, y, mu, C, svm_tol)
-        return float(r.alpha.sum()), 0.5 * s, r
+    scale = np.ones(p) if scale is None else check_weights(scale, p, "scale")
 
-    cp_ = simplex_cutting_planes(oracle, np.full(p, 1.0 / p), tol=tol, max_iter=max_iter, warn=False, name="l1_mkl")
+    def oracle(mu, eps):            # J(mu') >= 1'alpha - s.mu' / 2 for any feasible alpha; J(mu) <= the SVM primal
+        r, s = _svm_at(Ks, y, mu, C, max(eps, svm_tol), scale)
+        return float(r.alpha.sum()), 0.5 * s, r, float(r.primal)
+
+    cp_ = simplex_cutting_planes(oracle, np.full(p, 1.0 / p), tol=tol, max_iter=max_iter, warn=False, name="l1_mkl",
+                                 level=0.3)
     if cp_.status != "optimal":
         warnings.warn(f"l1_mkl stopped after {cp_.n_iter} iterations with relative gap {cp_.gap:.1e} > {tol:.0e}.",
                       ConvergenceWarning, stacklevel=2)
     r = cp_.payload
     status = "stationary point" if indefinite and cp_.status == "optimal" else cp_.status
-    return MKLResult(weights=cp_.x, alpha=r.alpha, bias=float(r.bias), objective=float(cp_.objective),
-                     status=status, gap=cp_.gap, n_iter=cp_.n_iter, n_solves=cp_.n_iter)
+    return label_assumed(MKLResult(weights=cp_.x, alpha=r.alpha, bias=float(r.bias), objective=float(cp_.objective),
+                                   status=status, gap=cp_.gap, n_iter=cp_.n_iter, n_solves=cp_.n_iter), psd)
 
 # %% ../nbs/12_baselines.ipynb #a897fed6
 @dataclass(repr=False)
@@ -184,6 +194,7 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
                max_iter: int = 500,  # maximum number of iterations
                eta: float = 0.5,     # damping in [0, 1)
                psd: str = "check",   # "check" or "assume"; K_mu + lam I must be positive definite, so "allow" is refused
+               scale=None,           # (p,) factors the kernels are used with (no scaled copy of the stack); None: 1
                ) -> MKLResult:       # weights, KRR dual alpha, objective, status and fixed-point residual
     r"""L2-regularised KRR MKL: the weights in an $L_2$ ball minimising the KRR objective, by a damped fixed point.
 
@@ -208,10 +219,11 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     mu0 = np.zeros(p) if mu0 is None else check_weights(mu0, p)
     mu = mu0 + Lambda / np.sqrt(p)
     n_solves = 0
+    scale = np.ones(p) if scale is None else check_weights(scale, p, "scale")
 
     def fixed_point(mu):
-        r = kernel_ridge(stack_combine(Ks, mu), y, lam, psd="trusted")
-        v = stack_quad(Ks, r.alpha)
+        r = kernel_ridge(stack_combine(Ks, mu * scale), y, lam, psd="trusted")
+        v = stack_quad(Ks, r.alpha) * scale
         nv = np.linalg.norm(v)
         if nv == 0:
             raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
@@ -231,13 +243,14 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     if status != "optimal":
         warnings.warn(f"l2_krr_mkl stopped after {it} iterations with residual {res:.1e} > {tol:.0e}.",
                       ConvergenceWarning, stacklevel=2)
-    return MKLResult(weights=mu, alpha=r.alpha, bias=0.0, objective=float(y @ r.alpha), status=status, gap=float(res),
-                     n_iter=it, n_solves=n_solves)
+    return label_assumed(MKLResult(weights=mu, alpha=r.alpha, bias=0.0, objective=float(y @ r.alpha), status=status,
+                                   gap=float(res), n_iter=it, n_solves=n_solves), psd)
 
 # %% ../nbs/12_baselines.ipynb #337d25df
-def _trace_m(Ks):
+def _trace_m_scale(Ks):
+    "The factors that bring each kernel to trace m (1 for a zero kernel); the solvers apply them without a copy."
     tr = np.einsum("kii->k", Ks)
-    return Ks * (Ks.shape[1] / np.where(tr > 0, tr, 1.0))[:, None, None], Ks.shape[1] / np.where(tr > 0, tr, 1.0)
+    return Ks.shape[1] / np.where(tr > 0, tr, 1.0)
 
 
 class L1MKL(CombinedKernelModel):
@@ -282,8 +295,8 @@ class L1MKL(CombinedKernelModel):
         return super().fit(X, y)
 
     def _learn_weights(self, Ks, y):
-        Kt, scale = _trace_m(Ks)
-        self.result_ = l1_mkl(Kt, y, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")
+        scale = _trace_m_scale(Ks)
+        self.result_ = l1_mkl(Ks, y, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted", scale=scale)
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
@@ -319,7 +332,8 @@ class L2KRRMKL(CombinedKernelModel):
         return KernelRidge(kernel="precomputed", alpha=self.lam)
 
     def _learn_weights(self, Ks, y):
-        Kt, scale = _trace_m(Ks)
-        self.result_ = l2_krr_mkl(Kt, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol, psd="trusted")
+        scale = _trace_m_scale(Ks)
+        self.result_ = l2_krr_mkl(Ks, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol, psd="trusted",
+                                  scale=scale)
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
