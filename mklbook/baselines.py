@@ -253,6 +253,12 @@ def _trace_m_scale(Ks):
     return Ks.shape[1] / np.where(tr > 0, tr, 1.0)
 
 
+def _trace_m(Ks):
+    "A copy of the stack with each kernel at trace m, and the factors (`_trace_m_scale` avoids the copy)."
+    scale = _trace_m_scale(Ks)
+    return Ks * scale[:, None, None], scale
+
+
 class L1MKL(CombinedKernelModel):
     r"""L1-regularised SVM MKL for binary classification: `l1_mkl` on the bank's kernels, then the SVM at its weights.
 
@@ -284,15 +290,6 @@ class L1MKL(CombinedKernelModel):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False     # Lanckriet et al.'s L1-MKL is a binary method
         return tags
-
-    def fit(self, X,  # training inputs (m, d)
-            y):       # binary training labels (m,)
-        "Solve L1-MKL on `(X, y)` (binary labels), then the SVM at the optimal weights."
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported: the target is {y_type}. L1MKL (Lanckriet et "
-                             "al.) is binary; use M3K for multi-class, or sklearn.multiclass.OneVsRestClassifier(L1MKL()).")
-        return super().fit(X, y)
 
     def _learn_weights(self, Ks, y):
         scale = _trace_m_scale(Ks)

@@ -77,6 +77,20 @@ def _summary(rows) -> str:
     return "\n".join(lines)
 
 # %% ../nbs/90_cli.ipynb #740311ba
+def _unwritable(out: Path) -> str | None:
+    "Why the results cannot be written under `out` (a file, a folder that cannot be created or written), or None."
+    import tempfile
+    if out.exists() and not out.is_dir():
+        return "is a file; give a folder (it is created if missing)."
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        return f"cannot create or write this folder ({e.strerror or e}); give a folder you can write to."
+    return None
+
+
 def _cmd_reproduce(args) -> int:
     registry = load_chapters()
     if not args.part:
@@ -87,6 +101,10 @@ def _cmd_reproduce(args) -> int:
         if missing:
             print("Planned, not written yet: " + ", ".join(missing))
         return 0
+    if "all" in args.part and len(args.part) > 1:
+        print(f"error: 'all' already runs every part; give 'all' alone, or the parts you want "
+              f"({', '.join(p for p in args.part if p != 'all')}).", file=sys.stderr)
+        return 2
     parts = list(registry) if args.part == ["all"] else list(dict.fromkeys(args.part))
     unknown = [p for p in parts if p not in registry]
     if unknown:
@@ -94,6 +112,10 @@ def _cmd_reproduce(args) -> int:
               "Run `mklbook reproduce` to list them.", file=sys.stderr)
         return 2
     out = Path(args.out)
+    problem = _unwritable(out)                           # before any computation, not after it
+    if problem:
+        print(f"error: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
     backend, client = None, None
     if args.scheduler:
         try:

@@ -19,13 +19,14 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
 
 # %% auto #0
-__all__ = ['KernelStackEstimator', 'CombinedKernelModel', 'default_scores', 'default_scores_table']
+__all__ = ['KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel', 'default_scores', 'default_scores_table']
 
 # %% ../nbs/04_estimators.ipynb #813f525d
 class KernelStackEstimator(BaseEstimator):
@@ -100,6 +101,37 @@ class KernelStackEstimator(BaseEstimator):
             self.weights_, self.kernel_scale_ = np.full(mu.shape, 1.0 / mu.size), 0.0
         else:
             self.weights_, self.kernel_scale_ = mu / total, float(scale) * total
+
+# %% ../nbs/04_estimators.ipynb #1553b93b
+def check_classification_target(y,                   # (m,) labels as given
+                                owner: str,          # the estimator's name, for the messages
+                                binary: bool = False, # the estimator handles two classes only
+                                ) -> np.ndarray:     # the sorted classes
+    """The classes of `y` for a classifier, with messages that name the estimator and the fix: labels of mixed types,
+    real-valued targets given to a classifier, a single class, or more than two classes for a binary method."""
+    y = np.asarray(y)
+    if y.dtype == object:
+        kinds = {"number" if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else type(v).__name__
+                 for v in y.ravel()}
+        if len(kinds) > 1:
+            raise ValueError(f"Unknown label type: y mixes {', '.join(sorted(kinds))}. {owner} needs labels of one "
+                             "type, e.g. y.astype(str).")
+    kind = type_of_target(y, input_name="y")
+    if kind in ("continuous", "continuous-multioutput"):
+        raise ValueError(f"Unknown label type: {kind}. {owner} is a classifier, but y holds real values: for "
+                         "regression use AlignMKL(estimator=KernelRidge(kernel='precomputed')), AlignmentKRR, L2KRRMKL "
+                         "or FKLRegressor; for classes, encode them as integers or strings.")
+    if kind not in ("binary", "multiclass"):
+        raise ValueError(f"Unknown label type: {kind}. {owner} takes one class label per sample (binary or "
+                         "multi-class), of one type (integers or strings).")
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(f"{owner}: y has a single class ({classes.tolist()}); classification needs two or more.")
+    if binary and classes.size > 2:
+        raise ValueError(f"Only binary classification is supported. {owner} is a binary classifier and y has "
+                         f"{classes.size} classes: use a multi-class method (M3KClassifier, AlignMKL) or "
+                         f"sklearn.multiclass.OneVsRestClassifier({owner}()).")
+    return classes
 
 # %% ../nbs/04_estimators.ipynb #9a04f4d3
 class CombinedKernelModel(KernelStackEstimator):
@@ -176,9 +208,8 @@ def fit(self: CombinedKernelModel,
     classify = is_classifier(est)
     X, y = self._validate_fit(X, y, y_numeric=not classify, params=False)
     if classify:
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
+        binary = not self.__sklearn_tags__().classifier_tags.multi_class
+        self.classes_ = check_classification_target(y, type(self).__name__, binary)
     else:
         y = y.astype(np.float64)
     mu, K = self._weights_and_kernel(X, y)
@@ -294,7 +325,10 @@ def default_scores_table(rows: list,  # the output of `default_scores`
                          ) -> str:     # a Markdown table
     "`default_scores` as a Markdown table: score raw / standardised, the reference's, the trivial predictor's."
     f = lambda v: "–" if v is None else f"{v:.3f}"
+    rule = any("meets_rule" in r for r in rows)          # the verdict of `meets_default_rule`, when it was taken
     body = [[r["dataset"], r["estimator"], f(r["raw"]), f(r["std"]), f"{r['ref_raw']:.3f}", f"{r['ref_std']:.3f}",
-             f(r["trivial"]), f"{r['seconds']:.1f}"] for r in rows]
+             f(r["trivial"]), f"{r['seconds']:.1f}"] + (["–" if r["raw"] is None else "yes" if r.get("meets_rule")
+                                                        else "**no**"] if rule else []) for r in rows]
     return markdown_table(["data set", "estimator", "raw", "standardised", "SVC()/SVR() raw", "SVC()/SVR() std.",
-                           "trivial", "seconds"], body, "llrrrrrr")
+                           "trivial", "seconds"] + (["meets the rule"] if rule else []), body,
+                          "llrrrrrr" + ("l" if rule else ""))

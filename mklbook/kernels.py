@@ -17,12 +17,12 @@ from sklearn.metrics.pairwise import euclidean_distances, linear_kernel
 from sklearn.utils.validation import check_is_fitted
 
 # %% auto #0
-__all__ = ['PSD_MODES', 'DEFAULT_GAMMAS', 'DEFAULT_DEGREES', 'check_array_2d', 'check_positive', 'check_int', 'check_stack',
-           'psd_violation', 'check_psd', 'check_label_vector', 'check_binary_labels', 'check_multiclass_labels',
-           'check_weights', 'standardize_stats', 'Kernel', 'Linear', 'Polynomial', 'Gaussian', 'Sigmoid', 'RankOne',
-           'Precomputed', 'gaussian_bank', 'polynomial_bank', 'rank_one_bank', 'default_bank', 'center', 'center_test',
-           'centered_products', 'centered_gram', 'combine', 'psd_factor', 'is_psd', 'FeatureStack', 'stack_combine',
-           'stack_quad', 'kernel_list', 'KernelBank']
+__all__ = ['DENSE_LIMIT', 'PSD_MODES', 'DEFAULT_GAMMAS', 'DEFAULT_DEGREES', 'densify', 'check_array_2d', 'check_positive',
+           'check_int', 'check_stack', 'psd_violation', 'check_psd', 'check_label_vector', 'check_binary_labels',
+           'check_multiclass_labels', 'check_weights', 'standardize_stats', 'Kernel', 'Linear', 'Polynomial',
+           'Gaussian', 'Sigmoid', 'RankOne', 'Precomputed', 'gaussian_bank', 'polynomial_bank', 'rank_one_bank',
+           'default_bank', 'center', 'center_test', 'centered_products', 'centered_gram', 'combine', 'psd_factor',
+           'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad', 'kernel_list', 'KernelBank']
 
 # %% ../nbs/00_kernels.ipynb #7b4a3ed7
 def _finite_or_raise(a: np.ndarray, name: str):
@@ -32,11 +32,32 @@ def _finite_or_raise(a: np.ndarray, name: str):
                          "remove or impute those values before calling.")
 
 
+DENSE_LIMIT = 1 << 30   # bytes: a sparse input is densified up to this size
+
+
+def densify(X,                # anything; a scipy sparse matrix or array is made dense
+            name: str = "X",  # the argument's name, used in error messages
+            ):
+    "A scipy sparse `X` as a dense array when it takes at most `DENSE_LIMIT` bytes (else a clear error); others as given."
+    import scipy.sparse as sp
+    if not sp.issparse(X):
+        return X
+    need = X.shape[0] * X.shape[1] * 8
+    if need > DENSE_LIMIT:
+        raise ValueError(f"{name} is a sparse {X.shape[0]} x {X.shape[1]} matrix; its dense copy would take "
+                         f"{need / 2**30:.1f} GiB. The kernels of this book work on dense inputs: reduce the features "
+                         "first (e.g. sklearn.decomposition.TruncatedSVD), or pass X.toarray() if you have the memory.")
+    return X.toarray()
+
+
 def check_array_2d(X,                  # array-like (n, d); a 1-D input is refused
                    name: str = "X",    # the argument's name, used in error messages
                    min_rows: int = 1,  # fewest samples (rows) accepted
                    ) -> np.ndarray:    # (n, d) finite float64 (no copy when `X` already is one)
-    "`X` as a finite float64 array of shape `(n, d)`; a 1-D input is refused with the reshape that fixes it."
+    """`X` as a finite float64 array of shape `(n, d)`; a 1-D input is refused with the reshape that fixes it. A scipy
+    sparse matrix is densified when the dense copy is small (at most `DENSE_LIMIT` bytes), else refused: the kernels
+    of this book work on dense arrays."""
+    X = densify(X, name)
     X = np.asarray(X)
     if X.dtype == object:
         raise TypeError(f"{name} has dtype object; give a numeric array (encode categorical columns first).")
@@ -365,6 +386,9 @@ def _validate(self: Kernel):
 @patch
 def _select(self: Kernel, X):
     cols = _check_columns(self.columns)
+    if cols is not None and max(cols) >= X.shape[1]:
+        raise ValueError(f"{self!r} uses column {max(cols)} but X has {X.shape[1]} feature(s) (columns 0.."
+                         f"{X.shape[1] - 1}): give columns that exist in X.")
     return X if cols is None else X[:, list(cols)]
 
 
@@ -440,9 +464,15 @@ def raw(self: Kernel,
     applies its training statistics, `__call__` those of `X`)."""
     Xs = self._select(X)
     Zs = Xs if Z is None else self._select(Z)
-    gram = linear_kernel(Xs, Zs) if "gram" in self._needs else None
-    sq = euclidean_distances(Xs, None if Z is None else Zs, squared=True) if "sqdist" in self._needs else None
-    return self._from_products(gram, sq)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gram = linear_kernel(Xs, Zs) if "gram" in self._needs else None
+        sq = euclidean_distances(Xs, None if Z is None else Zs, squared=True) if "sqdist" in self._needs else None
+        K = self._from_products(gram, sq)
+    if not np.isfinite(K).all():
+        big = max(np.abs(Xs).max(initial=0.0), np.abs(Zs).max(initial=0.0))
+        raise ValueError(f"{self!r} overflows on these inputs (entries up to {big:.1e}: products or distances beyond "
+                         "float64): scale the features (e.g. StandardScaler, or standardize=True), or lower the degree.")
+    return K
 
 
 @patch
@@ -871,17 +901,21 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
     KR = np.empty((p, m, right.shape[1]))      # K [1, V, Yc]
     LK = np.zeros((p, left.shape[1], m))       # [1, V]^T K
     b = _block_rows(p, m)
-    for i0 in range(0, m, b):
-        B = Ks[:, i0:i0 + b, :]            # (p, b, m), each kernel's rows contiguous
-        Bf = B.reshape(p, -1)              # a view: no copy
-        G += Bf @ Bf.T
-        KR[:, i0:i0 + b] = B @ right
-        LK += np.matmul(left[i0:i0 + b].T[None], B)
+    with np.errstate(over="ignore", invalid="ignore"):   # NaN/inf and overflow are reported below
+        for i0 in range(0, m, b):
+            B = Ks[:, i0:i0 + b, :]            # (p, b, m), each kernel's rows contiguous
+            Bf = B.reshape(p, -1)              # a view: no copy
+            G += Bf @ Bf.T
+            KR[:, i0:i0 + b] = B @ right
+            LK += np.matmul(left[i0:i0 + b].T[None], B)
     r, c = KR[:, :, 0], LK[:, 0, :]
     if Y is not None:                      # Tr[Yc^T K Yc]
         a = np.einsum("kbc,bc->k", KR[:, :, 1 + V.shape[1]:], Yc)
     if not np.isfinite(G).all():           # NaN/inf anywhere in the stack shows up here: no extra pass
-        check_stack(Ks)
+        check_stack(Ks, name)
+        raise ValueError(f"{name} has entries up to {np.abs(Ks).max():.1e}: their products overflow float64. "
+                         "Normalise the kernels first (e.g. KernelBank(normalize='trace'), or divide each kernel by "
+                         "its largest entry).")
     if symmetric_tol is not None:
         scale = np.maximum(np.abs(np.einsum("kii->ki", Ks)).max(axis=1), np.finfo(float).tiny)
         probe = np.abs(KR[:, :, 1:3] - LK[:, 1:3].transpose(0, 2, 1)).max(axis=(1, 2)) / np.abs(V).max()

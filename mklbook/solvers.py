@@ -583,7 +583,8 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
     t0 = time.perf_counter()
     K, y, tol, indefinite = _krr_inputs(K, y, tol, psd)
     m, lam = K.shape[0], check_positive(lam, "lam")
-    A = K + lam * np.eye(m)
+    A = K.copy()
+    A.flat[::m + 1] += lam                            # K + lam I without an identity matrix
     try:
         cf = sla.cho_factor(A, lower=True, check_finite=False)
         solve, solver = (lambda rhs: sla.cho_solve(cf, rhs, check_finite=False)), "cholesky"

@@ -50,3 +50,16 @@ def test_every_registered_part_is_listed(capsys):
     listed = capsys.readouterr().out
     for part in load_chapters():
         assert part in listed
+
+
+def test_bad_command_lines_fail_before_any_computation(tmp_path, capsys):
+    assert main(["reproduce", "all", "protocol"]) == 2
+    assert "'all' already runs every part" in capsys.readouterr().err
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    assert main(["reproduce", "protocol", "--quick", "--out", str(f)]) == 2
+    assert "is a file; give a folder" in capsys.readouterr().err
+    assert main(["reproduce", "protocol", "--quick", "--out", str(f / "below")]) == 2
+    assert "cannot create or write this folder" in capsys.readouterr().err
+    assert main(["reproduce", "no-such-part"]) == 2
+    assert "no reproduction named 'no-such-part'" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from mklbook.alignment import (AlignMKL, AlignmentKRR, align_weights, alignf_wei
                                alignment_stats, linear_alignment_weights)
 from mklbook.alignment_experiments import RankOneMKL
 from mklbook.baselines import L1MKL, L2KRRMKL, UniformMKL, l1_mkl, l2_krr_mkl
-from mklbook.benchmark import RegressionClassifier, default_suite
+from mklbook.benchmark import RegressionClassifier, default_suite, meets_default_rule
 from mklbook.estimators import default_scores
 from mklbook.kernels import Gaussian, KernelBank, Linear, Precomputed, Sigmoid, gaussian_bank
 from mklbook.lowrank import LowRankAlignMKL
@@ -29,35 +29,43 @@ from mklbook.vkr import VKRClassifier
 # 1. defaults: at least the trivial predictor, and no worse than scikit-learn's default machine minus 3 points
 # ----------------------------------------------------------------------------------------------------------------------
 
-ESTIMATORS, DATASETS = default_suite()
+ESTIMATORS, DATASETS = default_suite(data="sklearn", max_rows=150)
 CLASSIFIERS = {k: v for k, v in ESTIMATORS.items() if is_classifier(v)}
 REGRESSORS = {k: v for k, v in ESTIMATORS.items() if not is_classifier(v)}
+MULTICLASS_SETS = {"wine", "iris", "digits", "digits (imbalanced)"}
 
 
 @pytest.fixture(scope="module")
 def default_rows():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")                              # convergence notes of single fits: not the point
-        return default_scores(ESTIMATORS, DATASETS, cv=3, random_state=0)
+    from joblib import Parallel, delayed
+
+    def one(name, Xy):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                          # convergence notes of single fits: not the point
+            return default_scores(ESTIMATORS, {name: Xy}, cv=3, random_state=0)
+    return [r for rows in Parallel(n_jobs=2)(delayed(one)(k, v) for k, v in DATASETS.items()) for r in rows]
 
 
 @pytest.mark.parametrize("name", list(CLASSIFIERS) + list(REGRESSORS))
-def test_defaults_are_no_worse_than_sklearns_default_machine(default_rows, name):
+def test_defaults_meet_the_rule_on_raw_and_standardised_features(default_rows, name):
+    """score >= max(majority rate - 0.01, SVC()/SVR() - 0.03), on raw and on standardised features, on scikit-learn's
+    data and on imbalanced variants (5, 10, 20 % positives; digits with geometrically decaying class sizes)."""
     rows = [r for r in default_rows if r["estimator"] == name and r["raw"] is not None]
     assert rows, f"{name} was measured on no data set"
     for r in rows:
         for scaling in ("raw", "std"):
             score, ref = r[scaling], r[f"ref_{scaling}"]
             where = f"{name} on {r['dataset']} ({scaling}): {score:.3f}"
-            assert score >= r["trivial"] - 1e-9, f"{where} is below the trivial predictor's {r['trivial']:.3f}"
+            assert score >= r["trivial"] - 0.01 - 1e-9, f"{where} is below the majority rule's {r['trivial']:.3f} - 0.01"
             assert score >= ref - 0.03, f"{where} is more than 3 points below scikit-learn's default machine ({ref:.3f})"
+        assert meets_default_rule(r)
 
 
 def test_every_binary_estimator_is_measured_on_the_binary_sets(default_rows):
     skipped = {(r["estimator"], r["dataset"]) for r in default_rows if r["raw"] is None}
-    assert all(d == "wine" for _, d in skipped), f"only the multi-class set may be skipped: {sorted(skipped)}"
-    assert {e for e, _ in skipped} == {"L1MKL", "FKLClassifier", "IFKLClassifier", "VKRClassifier", "VCMKLClassifier",
-                                       "RegressionClassifier"}
+    assert all(d in MULTICLASS_SETS for _, d in skipped), f"only multi-class sets may be skipped: {sorted(skipped)}"
+    binary_only = {k for k, v in CLASSIFIERS.items() if not v.__sklearn_tags__().classifier_tags.multi_class}
+    assert {e for e, _ in skipped} == binary_only
 
 
 # ----------------------------------------------------------------------------------------------------------------------
