@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
+from fastcore.basics import patch
 from scipy.linalg import cho_factor, cho_solve, eigh
 from scipy.optimize import nnls
 from sklearn.base import is_classifier
@@ -17,7 +18,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import r2_score
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .estimators import CombinedKernelModel, KernelStackEstimator
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
@@ -476,6 +478,13 @@ class AlignMKL(CombinedKernelModel):
     The second stage sees $\mathbf K_\mu$ rescaled to trace $m$. Fitted: `weights_` (sum one), `kernel_scale_`,
     `alignment_` (training alignment of $\mathbf K_\mu$) and, for alignf, `alignf_` (an `AlignfResult`).
 
+    **Memory budget.** The stack takes $8pm^2$ bytes ($p=7$ kernels at $m=10^4$: 5.6 GB). When it and the combined
+    kernel would exceed `memory_budget`, the weights come from a low-rank bank instead (`mklbook.lowrank.LowRankAlignMKL`:
+    Nystrom features, 200 directions per kernel, the same `method`), and the second stage is a linear model on those
+    features: `RidgeClassifier` / `Ridge` solved from streamed moments by default, `LinearSVC(C)` for a given
+    `SVC(kernel="precomputed", C=C)`, `Ridge(alpha)` for `KernelRidge(alpha=alpha)`. `low_rank_` holds that model (None
+    on the exact path); the estimators chapter measures what the approximation costs.
+
     Reference: cortes2012alignment, Secs. 3.1-3.2, Eqs. (3), (5)-(7)."""
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
@@ -483,16 +492,19 @@ class AlignMKL(CombinedKernelModel):
                  estimator=None,      # scikit-learn estimator on a precomputed kernel; None: SVC(kernel="precomputed")
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
-                 psd="check"):        # "check"/"full" refuse non-PSD kernels (and "linear" combinations); "allow" warns
+                 psd="check",         # "check"/"full" refuse non-PSD kernels (and "linear" combinations); "allow" warns
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
         self.method = method
         self.estimator = estimator
         self.normalize = normalize
         self.center = center
         self.psd = psd
+        self.memory_budget = memory_budget
 
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
-                                    "method": [StrOptions({"unif", "align", "alignf", "linear"})]}
+                                    "method": [StrOptions({"unif", "align", "alignf", "linear"})],
+                                    "memory_budget": [Interval(Real, 0, None, closed="neither"), None]}
 
     def _learn_weights(self, Ks, y):
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
@@ -514,6 +526,78 @@ class AlignMKL(CombinedKernelModel):
             mu = self.alignf_.weights
         self.alignment_ = combined_alignment(mu, a, M, Y)
         return mu
+
+# %% ../nbs/10_alignment.ipynb #f1e9396e
+@patch
+def fit(self: AlignMKL,
+        X,  # (m, d) training inputs
+        y,  # (m,) class labels or real targets, as the second stage expects
+        ):
+    "Learn the weights and fit the second stage: on the exact stack when it fits `memory_budget`, else low rank."
+    self._validate_params()
+    m, p = _num_samples(X), KernelBank(self.kernels).n_kernels
+    if self.memory_budget is not None and 8.0 * m * m * (p + 1) > self.memory_budget and self._forms_stack:
+        return self._fit_low_rank(X, y)
+    self.low_rank_ = None
+    return CombinedKernelModel.fit(self, X, y)
+
+
+@patch
+def _fit_low_rank(self: AlignMKL, X, y):
+    "The weights from a low-rank bank and a linear second stage on its features (`LowRankAlignMKL`)."
+    from sklearn.linear_model import Ridge
+    from sklearn.svm import LinearSVC
+    from mklbook.lowrank import LowRankAlignMKL
+    if self.method == "linear":
+        raise ValueError(f"AlignMKL(method='linear') on {_num_samples(X)} points needs the stack, which exceeds "
+                         f"memory_budget={self.memory_budget:.3g} bytes: raise memory_budget or use a non-negative "
+                         "method ('alignf', 'align', 'unif').")
+    est = self.estimator
+    if est is not None:                                   # the linear model on the features that matches the machine
+        kind, prm = type(est).__name__, est.get_params()
+        if kind == "SVC":
+            est = LinearSVC(C=prm["C"], loss="hinge", class_weight=prm.get("class_weight"), max_iter=20_000)
+        elif kind == "KernelRidge":
+            est = Ridge(alpha=prm["alpha"])
+        else:
+            raise ValueError(f"on {_num_samples(X)} points the stack exceeds memory_budget={self.memory_budget:.3g} "
+                             f"bytes and AlignMKL switches to low-rank features, where {kind} has no linear "
+                             "counterpart: give SVC or KernelRidge (kernel='precomputed'), raise memory_budget, or use "
+                             "LowRankAlignMKL with a linear estimator.")
+    self.low_rank_ = LowRankAlignMKL(self.kernels, method=self.method, estimator=est).fit(X, y)
+    for attr in ("weights_", "kernel_scale_", "n_features_in_", "classes_"):
+        if hasattr(self.low_rank_, attr):
+            setattr(self, attr, getattr(self.low_rank_, attr))
+    self.bank_, self.estimator_ = self.low_rank_.bank_, self.low_rank_.estimator_
+    return self
+
+
+@patch
+def predict(self: AlignMKL,
+            X,  # (n, d) test inputs
+            ):
+    "Predictions of the second stage (the low-rank model's when the stack exceeded the memory budget)."
+    check_is_fitted(self, "weights_")
+    if getattr(self, "low_rank_", None) is not None:
+        return self.low_rank_.predict(X)
+    return CombinedKernelModel.predict(self, X)
+
+
+def _align_decision_function(self: AlignMKL,
+                              X,  # (n, d) test inputs
+                              ):
+    "The second stage's decision function (the low-rank model's when the stack exceeded the memory budget)."
+    check_is_fitted(self, "weights_")
+    if getattr(self, "low_rank_", None) is not None:
+        return self.low_rank_.decision_function(X)
+    return self.estimator_.decision_function(self._combined_test_kernel(X))
+
+
+AlignMKL.decision_function = available_if(lambda self: hasattr(self._second_stage(), "decision_function"))(
+    _align_decision_function)
+
+
+AlignMKL._forms_stack = True        # StreamedAlignMKL never forms the stack: it sets this to False
 
 # %% ../nbs/10_alignment.ipynb #b5a15221
 class AlignmentKRR(KernelStackEstimator):

@@ -70,3 +70,25 @@ def test_assumed_psd_is_said_in_the_status():
     assert r.status == "optimal (PSD assumed)"
     with pytest.raises(ValueError, match="not positive semi-definite"):
         alignf_weights(np.stack([Ks[0], Sigmoid(1.0, -3.0)(X)]), y)
+
+
+def test_memory_budget_switches_to_a_low_rank_bank_with_the_same_interface():
+    from sklearn.datasets import make_classification
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.svm import SVC
+    from mklbook.alignment import AlignMKL
+    X, y = make_classification(300, 6, n_informative=4, random_state=0)
+    exact = AlignMKL().fit(X[:200], y[:200])
+    low = AlignMKL(memory_budget=1e5).fit(X[:200], y[:200])          # 8 * 200^2 * 8 bytes > 1e5: low rank
+    assert exact.low_rank_ is None and low.low_rank_ is not None
+    assert np.isclose(low.weights_.sum(), 1.0) and (low.weights_ >= 0).all()
+    assert abs(low.score(X[200:], y[200:]) - exact.score(X[200:], y[200:])) < 0.08
+    assert low.decision_function(X[200:205]).shape == (5,)
+    assert type(AlignMKL(memory_budget=1e5, estimator=SVC(kernel="precomputed", C=3.0)).fit(X, y).estimator_).__name__ \
+        == "LinearSVC"
+    r = AlignMKL(memory_budget=1e5, estimator=KernelRidge(kernel="precomputed", alpha=0.5)).fit(X, X[:, 0])
+    assert type(r.estimator_).__name__ == "Ridge" and r.estimator_.alpha == 0.5
+    with pytest.raises(ValueError, match="method='linear'"):
+        AlignMKL(method="linear", memory_budget=1e5).fit(X, y)
+    with pytest.raises(ValueError, match="memory_budget"):
+        AlignMKL(memory_budget=-1).fit(X, y)
