@@ -545,7 +545,7 @@ def fit(self: AlignMKL,
 @patch
 def _fit_low_rank(self: AlignMKL, X, y):
     "The weights from a low-rank bank and a linear second stage on its features (`LowRankAlignMKL`)."
-    from sklearn.linear_model import Ridge
+    from sklearn.linear_model import Ridge, RidgeCV
     from sklearn.svm import LinearSVC
     from mklbook.lowrank import LowRankAlignMKL
     if self.method == "linear":
@@ -559,6 +559,8 @@ def _fit_low_rank(self: AlignMKL, X, y):
             est = LinearSVC(C=prm["C"], loss="hinge", class_weight=prm.get("class_weight"), max_iter=20_000)
         elif kind == "KernelRidge":
             est = Ridge(alpha=prm["alpha"])
+        elif kind == "KernelRidgeCV":
+            est = RidgeCV(alphas=prm["alphas"])
         else:
             raise ValueError(f"on {_num_samples(X)} points the stack exceeds memory_budget={self.memory_budget:.3g} "
                              f"bytes and AlignMKL switches to low-rank features, where {kind} has no linear "

@@ -11,7 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from fastcore.basics import patch
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
@@ -26,7 +26,8 @@ from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
 
 # %% auto #0
-__all__ = ['KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel', 'default_scores', 'default_scores_table']
+__all__ = ['KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel', 'KernelRidgeCV', 'default_scores',
+           'default_scores_table']
 
 # %% ../nbs/04_estimators.ipynb #813f525d
 class KernelStackEstimator(BaseEstimator):
@@ -269,6 +270,69 @@ def score(self: CombinedKernelModel,
           ):
     "Accuracy (classification) or R^2 (regression)."
     return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))
+
+# %% ../nbs/04_estimators.ipynb #56486232
+class KernelRidgeCV(RegressorMixin, BaseEstimator):
+    r"""Kernel ridge regression on a precomputed kernel, the ridge chosen by exact leave-one-out error.
+
+    $$\hat\lambda=\arg\min_{\lambda\in\Lambda}\frac1m\sum_{i=1}^m\Big(\frac{y_i-\hat f_\lambda(x_i)}{1-S_{\lambda,ii}}\Big)^2,
+    \qquad\mathbf S_\lambda=\mathbf K(\mathbf K+\lambda\mathbf I)^{-1}$$
+
+    One eigendecomposition of $\mathbf K$ serves every $\lambda$ (`mklbook.solvers.kernel_ridge_path`): choosing the
+    ridge costs about as much as one fit, where a 5-fold grid search refits $5\lvert\Lambda\rvert$ times. The second
+    stage to give `AlignMKL` (and every `CombinedKernelModel`) for regression: the weights do not depend on $\lambda$.
+    Fitted: `alpha_`, `dual_coef_`, `intercept_`, `loo_mse_` (one per alpha of `alphas_`, the alphas for which
+    $\mathbf K+\alpha\mathbf I$ is invertible) and `result_` (the path, certified)."""
+
+    _parameter_constraints: dict = {"alphas": ["array-like"], "kernel": [StrOptions({"precomputed"})]}
+
+    def __init__(self,
+                 alphas=tuple(10.0 ** np.arange(-5, 6)),  # ridge values searched (scikit-learn's `alpha`: K + alpha I)
+                 kernel="precomputed",                    # the only kind: X is a kernel matrix
+                 ):
+        self.alphas = alphas
+        self.kernel = kernel
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True                  # X is a kernel matrix
+        return tags
+
+    def fit(self,
+            X,  # (m, m) training kernel matrix
+            y,  # (m,) real targets
+            ):
+        "The ridge path on the kernel, the alpha of least leave-one-out error, and its solution (with an offset)."
+        from mklbook.solvers import kernel_ridge_path
+        self._validate_params()
+        alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
+        if alphas.size == 0 or not (np.isfinite(alphas) & (alphas > 0)).all():
+            raise ValueError(f"alphas must be positive finite numbers; got {self.alphas!r}.")
+        K, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(f"{type(self).__name__} takes a square training kernel (m, m); got {K.shape}.")
+        # psd='allow': like KernelRidge, any symmetric K with K + alpha I invertible (the LOO identity holds for it)
+        try:
+            path = kernel_ridge_path(K, y, alphas, fit_intercept=True, psd="allow", warn=False)
+        except ValueError:                               # K + alpha I singular for the smallest alphas: drop them
+            low = -np.linalg.eigvalsh((K + K.T) / 2)[0]
+            alphas = alphas[alphas > low + 1e-10 * max(1.0, abs(low))]
+            if alphas.size == 0:
+                raise ValueError(f"K + alpha I is singular for every alpha in {self.alphas!r} (the kernel's smallest "
+                                 f"eigenvalue is {-low:.3g}): give larger alphas or a PSD kernel.") from None
+            path = kernel_ridge_path(K, y, alphas, fit_intercept=True, psd="allow", warn=False)
+        j = int(np.nanargmin(path.loo_mse))
+        self.alphas_, self.loo_mse_, self.alpha_ = alphas, path.loo_mse, float(alphas[j])
+        self.dual_coef_, self.intercept_, self.result_ = path.alpha[j], float(path.bias[j]), path
+        return self
+
+    def predict(self,
+                X,  # (n, m) test kernel against the training points
+                ):
+        "Predictions $\\mathbf K_{\\rm test}\\boldsymbol\\alpha+b$."
+        check_is_fitted(self, "dual_coef_")
+        K = validate_data(self, X, dtype=np.float64, reset=False)
+        return K @ self.dual_coef_ + self.intercept_
 
 # %% ../nbs/04_estimators.ipynb #c55fde90
 def _cv_score(est, X, y, folds) -> float:

@@ -3,7 +3,7 @@ import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mklbook.estimators import CombinedKernelModel
+from mklbook.estimators import CombinedKernelModel, KernelRidgeCV
 from mklbook.kernels import Gaussian
 
 
@@ -34,3 +34,21 @@ def test_only_weighted_kernels_are_used_at_prediction():
     est = FirstOnly([Gaussian(0.5), Gaussian(2.0)]).fit(X, y)
     ref = EqualWeights([Gaussian(0.5)]).fit(X, y)
     np.testing.assert_allclose(est.decision_function(X[:7]), ref.decision_function(X[:7]), atol=1e-10)
+
+
+@parametrize_with_checks([KernelRidgeCV()])
+def test_kernel_ridge_cv_is_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_kernel_ridge_cv_as_align_mkl_second_stage():
+    from sklearn.datasets import make_friedman1
+    from mklbook.alignment import AlignMKL
+    X, y = make_friedman1(300, 6, noise=0.5, random_state=0)
+    cv = AlignMKL(estimator=KernelRidgeCV()).fit(X[:200], y[:200])
+    assert cv.estimator_.alpha_ in KernelRidgeCV().alphas
+    # the LOO choice is no worse on held-out data than the worst fixed alpha, and close to the best
+    from sklearn.kernel_ridge import KernelRidge
+    fixed = [AlignMKL(estimator=KernelRidge(kernel="precomputed", alpha=a)).fit(X[:200], y[:200]).score(X[200:], y[200:])
+             for a in KernelRidgeCV().alphas]
+    assert cv.score(X[200:], y[200:]) >= max(fixed) - 0.05
