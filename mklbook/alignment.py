@@ -464,7 +464,8 @@ def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kerne
     if status != "optimal":
         warnings.warn(f"alignment_krr stopped after {it} iterations with KKT residual {res:.1e} > {tol:.0e}.",
                       RuntimeWarning, stacklevel=2)
-    return AlignmentKRRResult(weights=mu, alpha=alpha, objective=F, status=status, gap=res, n_iter=it)
+    return label_assumed(AlignmentKRRResult(weights=mu, alpha=alpha, objective=F, status=status, gap=res,
+                                         n_iter=it), psd)
 
 # %% ../nbs/10_alignment.ipynb #5e15038a
 class AlignMKL(CombinedKernelModel):

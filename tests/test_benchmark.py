@@ -90,20 +90,6 @@ def test_one_vs_rest_columns_and_merging_runs():
         part.merge(a)                                                                      # sets outside self's
 
 
-def test_reproduce_quick_cli(tmp_path):
-    "`mklbook reproduce benchmark --quick` writes the tables, the JSON results and the CD plots; every cell filled."
-    import json
-    from mklbook.cli import main
-    assert main(["reproduce", "benchmark", "--quick", "--out", str(tmp_path)]) == 0
-    out = tmp_path / "benchmark"
-    md = (out / "tables.md").read_text()
-    assert "QUICK run" in md and "Friedman" in md and "| breast_cancer |" in md
-    assert (out / "cd_binary.png").stat().st_size > 1000 and (out / "cd_all.png").exists()
-    res = BenchmarkResult.from_dict(json.loads((out / "results.json").read_text()))
-    acc = res.matrix("mean")
-    assert np.isfinite(acc[:2]).all()                   # the binary quick sets: every method ran
-
-
 from sklearn.linear_model import Ridge  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
