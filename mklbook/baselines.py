@@ -17,6 +17,7 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 
+from .alignment import AlignMKL
 from .estimators import CombinedKernelModel
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
@@ -27,24 +28,28 @@ from .solvers import (_STATIONARY, _check_targets, kernel_ridge, label_assumed, 
 __all__ = ['UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one', 'l2_krr_mkl', 'L1MKL', 'L2KRRMKL']
 
 # %% ../nbs/12_baselines.ipynb #964b936b
-class UniformMKL(CombinedKernelModel):
+class UniformMKL(AlignMKL):
     r"""Uniform combination of the bank's kernels, then `estimator` (default an SVM) trained on it.
 
     $$\mathbf K=\frac1p\sum_{k=1}^p\mathbf K_k$$
 
+    `AlignMKL(method="unif")` under its own name, with the same memory budget (past it, the uniform combination of a
+    low-rank bank and a linear second stage).
+
     Reference: cortes2012alignment, Sec. 5 (unif)."""
+    method = "unif"       # fixed: not a parameter
+    psd = "check"
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  estimator=None,      # scikit-learn estimator on a precomputed kernel; None: SVC(kernel="precomputed")
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
-                 center=True):        # center each kernel in feature space with the training statistics
+                 center=True,         # center each kernel in feature space with the training statistics
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank
         self.kernels = kernels
         self.estimator = estimator
         self.normalize = normalize
         self.center = center
-
-    def _learn_weights(self, Ks, y):
-        return np.full(Ks.shape[0], 1.0 / Ks.shape[0])
+        self.memory_budget = memory_budget
 
 # %% ../nbs/12_baselines.ipynb #600717f6
 @dataclass
