@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import numbers
+from numbers import Real
 import time
 import warnings
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -743,6 +745,9 @@ class CrammerSingerScores:
 
     Reference: crammer2001; cortes2013m3k, Sec. 4.2."""
 
+    # the hyper-parameter both Crammer-Singer estimators add to the shared ones (validated by `_validate_fit`)
+    _cs_constraints = {"intercept_scaling": [Interval(Real, 0, None, closed="left")]}
+
     def _prepare_fit(self, X, y):
         "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank)`."
         X, y = self._validate_fit(X, y)
@@ -755,8 +760,7 @@ class CrammerSingerScores:
     def _offset(self, Ks) -> float:
         """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the
         kernels' own scale (1 for unit-diagonal kernels), like the constant feature of liblinear's `intercept_scaling`."""
-        scaling = check_positive(self.intercept_scaling, "intercept_scaling", allow_zero=True)
-        return scaling ** 2 * float(np.einsum("kii->ki", Ks).mean(axis=1).max())
+        return float(self.intercept_scaling) ** 2 * float(np.einsum("kii->ki", Ks).mean(axis=1).max())
 
     def _scores(self, X):
         check_is_fitted(self, "tau_")
@@ -792,6 +796,12 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class.
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (7)."""
+
+    _parameter_constraints: dict = {
+        **KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints,
+        "gamma0": [StrOptions({"max"}), Interval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
+        "relative": ["boolean"],
+    }
 
     def __init__(self,
                  kernels=None,           # list of kernels; None: `default_bank(X)`

@@ -59,6 +59,8 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
 
     Reference: crammer2001; cortes2013m3k, Sec. 6.2."""
 
+    _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints}
+
     def __init__(self,
                  kernels=None,           # list of kernels; None: `default_bank(X)`
                  C=1.0,                  # the SVM regularisation parameter

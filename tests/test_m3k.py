@@ -138,3 +138,49 @@ def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypa
     with pytest.raises(ValueError, match="fraction f <= 1"):
         solve_m3k(Ks, y, gamma0=1.5, relative=True)
     assert solve_m3k(Ks, y, gamma0=None, relative=True).gamma0 == -np.inf   # MCMKL is unaffected by relative
+
+
+@pytest.mark.parametrize("cls", [M3KClassifier, UniformCSClassifier])
+@pytest.mark.parametrize("param, value, expected", [
+    ("C", -1, "The 'C' parameter of {} must be a float in the range (0.0, inf). Got -1 instead."),
+    ("C", "1", "The 'C' parameter of {} must be a float in the range (0.0, inf)."),
+    ("tol", 0.0, "The 'tol' parameter of {} must be a float in the range (0.0, inf). Got 0.0 instead."),
+    ("intercept_scaling", -0.5, "The 'intercept_scaling' parameter of {} must be a float in the range [0.0, inf). "
+                                "Got -0.5 instead."),
+    ("intercept_scaling", "1", "The 'intercept_scaling' parameter of {} must be a float in the range [0.0, inf)."),
+    ("center", "False", "The 'center' parameter of {} must be an instance of 'bool'"),
+    ("normalize", "unit", "The 'normalize' parameter of {} must be None or a str among"),
+])
+def test_parameter_constraints_shared(cls, param, value, expected):
+    "Hyper-parameters are validated by declaration, with scikit-learn's message naming the estimator and the parameter."
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    with pytest.raises(ValueError) as e:
+        cls(**{param: value}).fit(X, y)
+    assert expected.format(cls.__name__) in str(e.value)
+
+
+@pytest.mark.parametrize("param, value, expected", [
+    ("gamma0", "min", "The 'gamma0' parameter of M3KClassifier must be a str among {'max'}, a float in the range "
+                      "[-inf, inf) or None. Got 'min' instead."),
+    ("gamma0", np.inf, "The 'gamma0' parameter of M3KClassifier must be"),
+    ("gamma0", np.nan, "The 'gamma0' parameter of M3KClassifier must be"),
+    ("relative", "False", "The 'relative' parameter of M3KClassifier must be an instance of 'bool'"),
+    ("relative", 1, "The 'relative' parameter of M3KClassifier must be an instance of 'bool'"),
+    ("max_iter", 0, "The 'max_iter' parameter of M3KClassifier must be an int in the range [1, inf). Got 0 instead."),
+    ("max_iter", 2.5, "The 'max_iter' parameter of M3KClassifier must be an int in the range [1, inf)."),
+])
+def test_parameter_constraints_m3k(param, value, expected):
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    with pytest.raises(ValueError) as e:
+        M3KClassifier(**{param: value}).fit(X, y)
+    assert expected in str(e.value)
+
+
+def test_parameter_constraints_accept_the_documented_values():
+    "'max', a number (absolute, or a fraction with relative=True), None and -inf (MCMKL); intercept_scaling 0 (none)."
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    for kw in (dict(gamma0="max"), dict(gamma0=None), dict(gamma0=-np.inf), dict(gamma0=0.5, relative=True),
+               dict(gamma0=np.float64(-1.0)), dict(intercept_scaling=0), dict(relative=np.True_, gamma0=1)):
+        est = M3KClassifier(**kw).fit(X, y)
+        assert est.result_.converged, kw
+    UniformCSClassifier(intercept_scaling=0.0).fit(X, y)
