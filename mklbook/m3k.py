@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import daxpy
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -166,8 +167,11 @@ def max_kernel_margin(Ks,               # (p, m, m) training kernel stack
     Ks, codes, classes = _check_problem(Ks, y)
     if q not in (1, 2):
         raise ValueError(f"q must be 1 (simplex, an LP) or 2 (unit L2 sphere); got {q!r}.")
-    tol = float(tol)
-    eta = _eta(Ks, codes, classes.size)
+    return _max_margin(_eta(Ks, codes, classes.size), codes, q, float(tol), warn, t0)
+
+
+def _max_margin(eta, codes, q, tol, warn, t0):
+    "LP (5) on the margin coefficients `eta (p, m, c)` of validated data (`max_kernel_margin` without the checks)."
     p, m, c = eta.shape
     R, ii, yy = _margin_rows(eta, codes)
     n = R.shape[0]
@@ -248,7 +252,7 @@ class M3KResult(SolverResult):
         return self.classes[np.argmax(self.decision_function(Ks_test), axis=1)]
 
 # %% ../nbs/40_m3k.ipynb #49849535
-def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
+def _resolve_gamma0(gamma0, eta, codes, warn, relative=False):
     """`(gamma0, gamma_max, LP (5) result or None)`; with `relative`, a number f <= 1 means `f * gamma_max` (one LP (5)
     solve serves both the scaling and the feasibility check); an infeasible gamma0 raises, naming the largest value."""
     if isinstance(gamma0, bool):
@@ -261,7 +265,7 @@ def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
                          f"(no margin constraint: MCMKL); got {gamma0!r}.")
     if relative and not isinstance(gamma0, str) and gamma0 > 1:
         raise ValueError(f"with relative=True, gamma0 is a fraction f <= 1 of gamma_max; got {gamma0!r}.")
-    lp = max_kernel_margin(Ks, classes[codes], q=1, warn=warn)
+    lp = _max_margin(eta, codes, 1, 1e-7, warn, time.perf_counter())   # the data were validated by the caller
     gmax = lp.objective
     if gamma0 == "max":
         return gmax, gmax, lp
@@ -281,15 +285,22 @@ def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
 def _cs_cut(Ks, tau, Y, offset=0.0):
     """The cut of a dual point tau: `(b, u)` with `f(tau, mu) = b - mu . u / 2`, `u_k = <K_k + s 11', tau tau'>_F
     = <K_k, tau tau'>_F + s |tau' 1|^2` (the constant kernel of the offsets, never formed)."""
-    p, m, _ = Ks.shape
+    (p, m, _), c = Ks.shape, tau.shape[1]
     t1 = tau.sum(axis=0)
-    return float((tau * Y).sum()), Ks.reshape(p, -1) @ (tau @ tau.T).ravel() + offset * float(t1 @ t1)
+    KT = (Ks.reshape(p * m, m) @ tau).reshape(p, m, c)          # K_k tau for every k: one BLAS call, no m x m temporary
+    return float((tau * Y).sum()), np.einsum("kic,ic->k", KT, tau) + offset * float(t1 @ t1)
 
 
-def _combine_sparse(Ks, mu):
-    "`sum_k mu_k K_k` over the non-zero weights only (the SILP's weights are sparse)."
+def _combine_sparse(Ks, mu, offset=0.0):
+    "`sum_k mu_k K_k + offset` over the non-zero weights only (the SILP's weights are sparse), built in one m x m array."
     nz = np.flatnonzero(mu > 0)
-    return np.tensordot(mu[nz], Ks[nz], axes=1)
+    K = np.multiply(Ks[nz[0]], mu[nz[0]])
+    flat = K.reshape(-1)                                     # a view: daxpy accumulates in place
+    for k in nz[1:]:
+        daxpy(Ks[k].reshape(-1), flat, a=float(mu[k]))
+    if offset:
+        K += offset
+    return K
 
 
 _MAX_MARGIN_CUTS = 1000   # margin cuts per SILP iteration before giving up (never reached in the book's runs)
@@ -337,14 +348,15 @@ def _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, gamma0, feas) -> float:
 
 
 # %% ../nbs/40_m3k.ipynb #8d12b292
-def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0):
-    "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); returns an M3KResult."
+def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0, eta=None):
+    "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); `eta` is `_eta(Ks, ...)` if known; returns an M3KResult."
     t0 = time.perf_counter()
     p, m, _ = Ks.shape
     c = classes.size
     Y = np.eye(c)[codes]
     constrained = np.isfinite(gamma0)
-    eta = _eta(Ks, codes, c) if constrained else None
+    if eta is None and constrained:
+        eta = _eta(Ks, codes, c)
     feas = 1e-9 * max(1.0, abs(gmax)) if constrained else 0.0
     mu = lp5.weights.copy() if constrained else np.full(p, 1.0 / p)
     gcuts = [lp5.supergradient] if constrained else []       # mu . g >= gamma0 for every feasible mu
@@ -352,7 +364,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     upper, lower, best, tau, hist = np.inf, -np.inf, None, None, []
     cs_tol, gap, it, n_cs, status = 1e-3, np.inf, 0, 0, "max_iter"
     for it in range(1, max_iter + 1):
-        r = crammer_singer_dual(_combine_sparse(Ks, mu) + offset, codes, C=C, tol=cs_tol, tau0=tau, warn=False,
+        r = crammer_singer_dual(_combine_sparse(Ks, mu, offset), codes, C=C, tol=cs_tol, tau0=tau, warn=False,
                                 max_iter=cs_max_iter, psd="trusted")
         n_cs += 1
         tau = r.tau
@@ -374,7 +386,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     res = M3KResult(objective=r.objective, weights=mu_b, tau=r.tau, classes=classes, gamma0=gamma0, gamma_max=gmax,
                     lower=lower, upper=upper, n_iter=it, n_cs=n_cs, n_margin_cuts=len(gcuts), history=hist,
                     solver="silp (HiGHS master LP + Crammer-Singer)", offset=offset)
-    res.margin = float(_point_margins(eta if constrained else _eta(Ks, codes, c), mu_b, codes)[0].mean())
+    res.margin = float(_point_margins(eta if eta is not None else _eta(Ks, codes, c), mu_b, codes)[0].mean())
     if status != "optimal":
         res.message = f"the SILP stopped after max_iter={max_iter} cutting-plane iterations; raise max_iter or loosen tol."
     return apply_certificate(res, gap, tol, t0, warn, "max_iter")
@@ -508,11 +520,13 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
     max_iter = check_int(max_iter, "max_iter")
-    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=relative)
+    eta = None if gamma0 is None or (isinstance(gamma0, numbers.Real) and gamma0 == -np.inf) \
+        else _eta(Ks, codes, classes.size)                   # computed once: LP (5), the margin cuts, the margin
+    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, eta, codes, warn, relative=relative)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if solver == "silp":
-            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset)
+            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset, eta)
         return _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit, offset=offset)
 
 # %% ../nbs/40_m3k.ipynb #92be265e

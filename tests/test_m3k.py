@@ -128,8 +128,8 @@ def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypa
     gmax = max_kernel_margin(Ks, y).objective
     direct = solve_m3k(Ks, y, C=1.0, gamma0=0.5 * gmax, tol=1e-7)
     calls = []
-    real = m3k.max_kernel_margin
-    monkeypatch.setattr(m3k, "max_kernel_margin", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = m3k._max_margin
+    monkeypatch.setattr(m3k, "_max_margin", lambda *a, **k: calls.append(1) or real(*a, **k))
     rel = solve_m3k(Ks, y, C=1.0, gamma0=0.5, relative=True, tol=1e-7)
     assert len(calls) == 1                                    # one LP (5) for the scaling and the feasibility check
     assert rel.gamma0 == pytest.approx(0.5 * gmax, rel=1e-12)
@@ -184,3 +184,20 @@ def test_parameter_constraints_accept_the_documented_values():
         est = M3KClassifier(**kw).fit(X, y)
         assert est.result_.converged, kw
     UniformCSClassifier(intercept_scaling=0.0).fit(X, y)
+
+
+def test_silp_building_blocks_match_their_naive_formulas():
+    "The cut coefficients without the m x m matrix tau tau', and the in-place combination, against the formulas."
+    from mklbook.m3k import _combine_sparse, _cs_cut
+    Ks, y = _problem(m=40)
+    rng = np.random.default_rng(1)
+    tau = rng.standard_normal((40, 3))
+    Y = np.eye(3)[y]
+    for s in (0.0, 1.7):
+        b, u = _cs_cut(Ks, tau, Y, s)
+        assert b == pytest.approx((tau * Y).sum())
+        np.testing.assert_allclose(u, [np.sum((K + s) * (tau @ tau.T)) for K in Ks], rtol=1e-12, atol=1e-10)
+        mu = np.array([0.0, 0.3, 0.0, 0.7])
+        K0 = Ks.copy()
+        np.testing.assert_allclose(_combine_sparse(Ks, mu, s), np.tensordot(mu, Ks, axes=1) + s, rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(Ks, K0)                       # the stack is not touched
