@@ -21,7 +21,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator
-from .kernels import check_int, check_multiclass_labels, check_positive, check_psd, check_stack, check_weights, psd_factor
+from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
+                             check_stack, check_weights, default_bank, psd_factor)
 from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
@@ -29,7 +30,7 @@ from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_c
 __all__ = ['PAPER_SETTINGS', 'eta_coefficients', 'empirical_margin', 'kernel_margins', 'MarginResult', 'max_kernel_margin',
            'M3KResult', 'qclp_problem', 'solve_m3k', 'rademacher_exact', 'gamma_tilde', 'max_over_margin_set',
            'lemma2_dual', 'lemma3_value', 'ComplexityTerms', 'complexity_terms', 'theorem1_bound', 'theorem2_bound',
-           'theorem3_bound', 'CrammerSingerScores', 'M3KClassifier']
+           'theorem3_bound', 'm3k_default_bank', 'CrammerSingerScores', 'M3KClassifier']
 
 # %% ../nbs/40_m3k.ipynb #fc7986fe
 def _check_problem(Ks, y, psd: str = "trusted"):
@@ -749,13 +750,25 @@ def theorem3_bound(margin_loss:float,       # empirical margin loss R_rho(h)
     rad = Lambda / m * np.sqrt(terms.T + m * terms.lambda_max * np.sqrt(np.log(P) / 2))
     return theorem1_bound(margin_loss, rad, c, rho, m, delta)
 
+# %% ../nbs/40_m3k.ipynb #ef2d6031
+def m3k_default_bank(X,  # (m, d) training inputs
+                    ) -> list:  # the Gaussians of `default_bank(X)` with gamma <= 1/d
+    r"""The default bank of `M3KClassifier` and `UniformCSClassifier`: the Gaussians of `default_bank(X)` no narrower than `gamma="scale"`.
+
+    $$K_k(x,z)=\exp\big(-2^k\lVert\tilde x-\tilde z\rVert^2/d\big),\qquad k=-3,\dots,0$$
+
+    on standardised features $\tilde x$; the narrower ones are close to the identity on the sample, whose margin (6) is
+    $c/m$ whatever the labels (see the text)."""
+    X = check_array_2d(X)
+    return [k for k in default_bank(X) if k.gamma * X.shape[1] <= 1.0 + 1e-12]
+
 # %% ../nbs/40_m3k.ipynb #f1d91cd7
 class CrammerSingerScores:
     r"""Fitting prologue and prediction of a Crammer–Singer machine on $K_{\boldsymbol\mu}$: class scores and the class of the largest.
 
     $$f_r(x)=\sum_k\mu_kK_k(x,X_{\rm train})\,\boldsymbol\tau_{:,r}+b_r,\qquad\hat y(x)=\operatorname{argmax}_rf_r(x)$$
 
-    A mixin: the estimator sets `weights_`, `tau_`, `classes_` and `intercept_`.
+    A mixin: the estimator sets `weights_`, `tau_`, `classes_` and `intercept_`; `kernels=None` is `m3k_default_bank(X)`.
 
     Reference: crammer2001; cortes2013m3k, Sec. 4.2."""
 
@@ -770,6 +783,13 @@ class CrammerSingerScores:
         if self.classes_.size < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
         return y, self._fit_bank(X)
+
+    def _fit_bank(self, X):
+        "The bank's training stack: `kernels`, or `m3k_default_bank(X)` when it is None (see the text)."
+        if self.kernels is not None:
+            return super()._fit_bank(X)
+        self.bank_ = KernelBank(m3k_default_bank(X), normalize=self.normalize, center=self.center)
+        return self.bank_.fit_transform(X)
 
     def _offset(self, Ks) -> float:
         """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the
@@ -805,7 +825,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     \frac{\lVert\mathbf w_{y,k}\rVert^2}{\mu_k}+C\sum_i\xi_i\quad\text{s.t.}\quad\xi_i\ge0,\ \
     \xi_i\ge1-(\mathbf w_{y_i}-\mathbf w_y)\cdot\Phi(x_i)\ \ \forall y\ne y_i$$
 
-    $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `default_bank(X)` at unit
+    $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `m3k_default_bank(X)` at unit
     diagonal, not centered, with class offsets (which leave the margin (6) and $\gamma_0$ unchanged; see the text);
     `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class.
 
@@ -818,7 +838,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     }
 
     def __init__(self,
-                 kernels=None,           # list of kernels; None: `default_bank(X)`
+                 kernels=None,           # list of kernels; None: `m3k_default_bank(X)` (no identity-like kernel)
                  C=1.0,                  # the SVM regularisation parameter of (7)
                  gamma0="max",           # 'max' (largest feasible, the paper's Table 1), a number, or None (MCMKL)
                  relative=False,         # a number gamma0 = f means f * gamma_max (f <= 1): convenient for grid search

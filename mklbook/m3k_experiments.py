@@ -62,7 +62,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
     _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints}
 
     def __init__(self,
-                 kernels=None,           # list of kernels; None: `default_bank(X)`
+                 kernels=None,           # list of kernels; None: `m3k_default_bank(X)`, as M3K's
                  C=1.0,                  # the SVM regularisation parameter
                  normalize="diagonal",   # kernel normalisation of the bank: "diagonal", "trace", "frobenius" or None
                  center=False,           # center the kernels in feature space (the paper does)
@@ -80,7 +80,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
             X,  # (m, d) training inputs
             y,  # (m,) class labels, two or more classes
            ):
-        "Build the bank on `X` (unit diagonal by default) and solve the Crammer–Singer dual on its mean."
+        "Build the bank on `X` (`m3k_default_bank(X)` at unit diagonal by default) and solve the Crammer–Singer dual on its mean."
         y, Ks = self._prepare_fit(X, y)
         self._set_weights(np.full(Ks.shape[0], 1.0 / Ks.shape[0]))        # the mean kernel: scale one
         s = self._offset(Ks)
