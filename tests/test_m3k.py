@@ -201,3 +201,16 @@ def test_silp_building_blocks_match_their_naive_formulas():
         K0 = Ks.copy()
         np.testing.assert_allclose(_combine_sparse(Ks, mu, s), np.tensordot(mu, Ks, axes=1) + s, rtol=1e-14, atol=1e-14)
         np.testing.assert_array_equal(Ks, K0)                       # the stack is not touched
+
+
+def test_default_bank_stops_at_gamma_scale_and_an_explicit_bank_is_used_as_given():
+    from mklbook.kernels import default_bank
+    from mklbook.m3k import m3k_default_bank
+    X, y = np.random.default_rng(0).standard_normal((30, 4)), np.arange(30) % 3
+    for cls in (M3KClassifier, UniformCSClassifier):
+        est = cls().fit(X, y)
+        assert [k.gamma * 4 for k in est.bank_.kernels_] == [0.125, 0.25, 0.5, 1.0]
+        assert [k.standardize for k in est.bank_.kernels_] == [True] * 4
+        assert est.weights_.shape == (4,)
+        assert cls(kernels=default_bank(X)).fit(X, y).weights_.shape == (7,)
+    assert [repr(k) for k in m3k_default_bank(X)] == [repr(k) for k in default_bank(X)[:4]]
