@@ -19,7 +19,7 @@ from .alignment import AlignMKL
 from .data import load_dataset, subsample
 from .estimators import KernelStackEstimator
 from .kernels import gaussian_bank
-from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier
+from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier, _combine_sparse
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
 from .solvers import crammer_singer_dual
 
@@ -86,7 +86,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         s = self._offset(Ks)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
-            self.result_ = crammer_singer_dual(np.tensordot(self.weights_, Ks, axes=1) + s, y, C=self.C, tol=self.tol,
+            self.result_ = crammer_singer_dual(_combine_sparse(Ks, self.weights_, s), y, C=self.C, tol=self.tol,
                                                warn=False, psd="trusted")
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",
