@@ -6,19 +6,23 @@
 from __future__ import annotations
 
 import numbers
+from numbers import Real
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import daxpy
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator
-from .kernels import check_int, check_multiclass_labels, check_positive, check_psd, check_stack, check_weights, psd_factor
+from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
+                             check_stack, check_weights, default_bank, psd_factor)
 from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
@@ -26,7 +30,7 @@ from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_c
 __all__ = ['PAPER_SETTINGS', 'eta_coefficients', 'empirical_margin', 'kernel_margins', 'MarginResult', 'max_kernel_margin',
            'M3KResult', 'qclp_problem', 'solve_m3k', 'rademacher_exact', 'gamma_tilde', 'max_over_margin_set',
            'lemma2_dual', 'lemma3_value', 'ComplexityTerms', 'complexity_terms', 'theorem1_bound', 'theorem2_bound',
-           'theorem3_bound', 'CrammerSingerScores', 'M3KClassifier']
+           'theorem3_bound', 'm3k_default_bank', 'CrammerSingerScores', 'M3KClassifier']
 
 # %% ../nbs/40_m3k.ipynb #fc7986fe
 def _check_problem(Ks, y, psd: str = "trusted"):
@@ -164,8 +168,11 @@ def max_kernel_margin(Ks,               # (p, m, m) training kernel stack
     Ks, codes, classes = _check_problem(Ks, y)
     if q not in (1, 2):
         raise ValueError(f"q must be 1 (simplex, an LP) or 2 (unit L2 sphere); got {q!r}.")
-    tol = float(tol)
-    eta = _eta(Ks, codes, classes.size)
+    return _max_margin(_eta(Ks, codes, classes.size), codes, q, float(tol), warn, t0)
+
+
+def _max_margin(eta, codes, q, tol, warn, t0):
+    "LP (5) on the margin coefficients `eta (p, m, c)` of validated data (`max_kernel_margin` without the checks)."
     p, m, c = eta.shape
     R, ii, yy = _margin_rows(eta, codes)
     n = R.shape[0]
@@ -246,7 +253,7 @@ class M3KResult(SolverResult):
         return self.classes[np.argmax(self.decision_function(Ks_test), axis=1)]
 
 # %% ../nbs/40_m3k.ipynb #49849535
-def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
+def _resolve_gamma0(gamma0, eta, codes, warn, relative=False):
     """`(gamma0, gamma_max, LP (5) result or None)`; with `relative`, a number f <= 1 means `f * gamma_max` (one LP (5)
     solve serves both the scaling and the feasibility check); an infeasible gamma0 raises, naming the largest value."""
     if isinstance(gamma0, bool):
@@ -259,7 +266,7 @@ def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
                          f"(no margin constraint: MCMKL); got {gamma0!r}.")
     if relative and not isinstance(gamma0, str) and gamma0 > 1:
         raise ValueError(f"with relative=True, gamma0 is a fraction f <= 1 of gamma_max; got {gamma0!r}.")
-    lp = max_kernel_margin(Ks, classes[codes], q=1, warn=warn)
+    lp = _max_margin(eta, codes, 1, 1e-7, warn, time.perf_counter())   # the data were validated by the caller
     gmax = lp.objective
     if gamma0 == "max":
         return gmax, gmax, lp
@@ -279,15 +286,22 @@ def _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=False):
 def _cs_cut(Ks, tau, Y, offset=0.0):
     """The cut of a dual point tau: `(b, u)` with `f(tau, mu) = b - mu . u / 2`, `u_k = <K_k + s 11', tau tau'>_F
     = <K_k, tau tau'>_F + s |tau' 1|^2` (the constant kernel of the offsets, never formed)."""
-    p, m, _ = Ks.shape
+    (p, m, _), c = Ks.shape, tau.shape[1]
     t1 = tau.sum(axis=0)
-    return float((tau * Y).sum()), Ks.reshape(p, -1) @ (tau @ tau.T).ravel() + offset * float(t1 @ t1)
+    KT = (Ks.reshape(p * m, m) @ tau).reshape(p, m, c)          # K_k tau for every k: one BLAS call, no m x m temporary
+    return float((tau * Y).sum()), np.einsum("kic,ic->k", KT, tau) + offset * float(t1 @ t1)
 
 
-def _combine_sparse(Ks, mu):
-    "`sum_k mu_k K_k` over the non-zero weights only (the SILP's weights are sparse)."
+def _combine_sparse(Ks, mu, offset=0.0):
+    "`sum_k mu_k K_k + offset` over the non-zero weights only (the SILP's weights are sparse), built in one m x m array."
     nz = np.flatnonzero(mu > 0)
-    return np.tensordot(mu[nz], Ks[nz], axes=1)
+    K = np.multiply(Ks[nz[0]], mu[nz[0]])
+    flat = K.reshape(-1)                                     # a view: daxpy accumulates in place
+    for k in nz[1:]:
+        daxpy(Ks[k].reshape(-1), flat, a=float(mu[k]))
+    if offset:
+        K += offset
+    return K
 
 
 _MAX_MARGIN_CUTS = 1000   # margin cuts per SILP iteration before giving up (never reached in the book's runs)
@@ -335,14 +349,15 @@ def _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, gamma0, feas) -> float:
 
 
 # %% ../nbs/40_m3k.ipynb #8d12b292
-def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0):
-    "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); returns an M3KResult."
+def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0, eta=None):
+    "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); `eta` is `_eta(Ks, ...)` if known; returns an M3KResult."
     t0 = time.perf_counter()
     p, m, _ = Ks.shape
     c = classes.size
     Y = np.eye(c)[codes]
     constrained = np.isfinite(gamma0)
-    eta = _eta(Ks, codes, c) if constrained else None
+    if eta is None and constrained:
+        eta = _eta(Ks, codes, c)
     feas = 1e-9 * max(1.0, abs(gmax)) if constrained else 0.0
     mu = lp5.weights.copy() if constrained else np.full(p, 1.0 / p)
     gcuts = [lp5.supergradient] if constrained else []       # mu . g >= gamma0 for every feasible mu
@@ -350,7 +365,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     upper, lower, best, tau, hist = np.inf, -np.inf, None, None, []
     cs_tol, gap, it, n_cs, status = 1e-3, np.inf, 0, 0, "max_iter"
     for it in range(1, max_iter + 1):
-        r = crammer_singer_dual(_combine_sparse(Ks, mu) + offset, codes, C=C, tol=cs_tol, tau0=tau, warn=False,
+        r = crammer_singer_dual(_combine_sparse(Ks, mu, offset), codes, C=C, tol=cs_tol, tau0=tau, warn=False,
                                 max_iter=cs_max_iter, psd="trusted")
         n_cs += 1
         tau = r.tau
@@ -372,7 +387,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
     res = M3KResult(objective=r.objective, weights=mu_b, tau=r.tau, classes=classes, gamma0=gamma0, gamma_max=gmax,
                     lower=lower, upper=upper, n_iter=it, n_cs=n_cs, n_margin_cuts=len(gcuts), history=hist,
                     solver="silp (HiGHS master LP + Crammer-Singer)", offset=offset)
-    res.margin = float(_point_margins(eta if constrained else _eta(Ks, codes, c), mu_b, codes)[0].mean())
+    res.margin = float(_point_margins(eta if eta is not None else _eta(Ks, codes, c), mu_b, codes)[0].mean())
     if status != "optimal":
         res.message = f"the SILP stopped after max_iter={max_iter} cutting-plane iterations; raise max_iter or loosen tol."
     return apply_certificate(res, gap, tol, t0, warn, "max_iter")
@@ -506,11 +521,13 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
     max_iter = check_int(max_iter, "max_iter")
-    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, Ks, codes, classes, warn, relative=relative)
+    eta = None if gamma0 is None or (isinstance(gamma0, numbers.Real) and gamma0 == -np.inf) \
+        else _eta(Ks, codes, classes.size)                   # computed once: LP (5), the margin cuts, the margin
+    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, eta, codes, warn, relative=relative)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if solver == "silp":
-            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset)
+            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset, eta)
         return _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit, offset=offset)
 
 # %% ../nbs/40_m3k.ipynb #92be265e
@@ -733,15 +750,30 @@ def theorem3_bound(margin_loss:float,       # empirical margin loss R_rho(h)
     rad = Lambda / m * np.sqrt(terms.T + m * terms.lambda_max * np.sqrt(np.log(P) / 2))
     return theorem1_bound(margin_loss, rad, c, rho, m, delta)
 
+# %% ../nbs/40_m3k.ipynb #ef2d6031
+def m3k_default_bank(X,  # (m, d) training inputs
+                    ) -> list:  # the Gaussians of `default_bank(X)` with gamma <= 1/d
+    r"""The default bank of `M3KClassifier` and `UniformCSClassifier`: the Gaussians of `default_bank(X)` no narrower than `gamma="scale"`.
+
+    $$K_k(x,z)=\exp\big(-2^k\lVert\tilde x-\tilde z\rVert^2/d\big),\qquad k=-3,\dots,0$$
+
+    on standardised features $\tilde x$; the narrower ones are close to the identity on the sample, whose margin (6) is
+    $c/m$ whatever the labels (see the text)."""
+    X = check_array_2d(X)
+    return [k for k in default_bank(X) if k.gamma * X.shape[1] <= 1.0 + 1e-12]
+
 # %% ../nbs/40_m3k.ipynb #f1d91cd7
 class CrammerSingerScores:
     r"""Fitting prologue and prediction of a Crammer–Singer machine on $K_{\boldsymbol\mu}$: class scores and the class of the largest.
 
     $$f_r(x)=\sum_k\mu_kK_k(x,X_{\rm train})\,\boldsymbol\tau_{:,r}+b_r,\qquad\hat y(x)=\operatorname{argmax}_rf_r(x)$$
 
-    A mixin: the estimator sets `weights_`, `tau_`, `classes_` and `intercept_`.
+    A mixin: the estimator sets `weights_`, `tau_`, `classes_` and `intercept_`; `kernels=None` is `m3k_default_bank(X)`.
 
     Reference: crammer2001; cortes2013m3k, Sec. 4.2."""
+
+    # the hyper-parameter both Crammer-Singer estimators add to the shared ones (validated by `_validate_fit`)
+    _cs_constraints = {"intercept_scaling": [Interval(Real, 0, None, closed="left")]}
 
     def _prepare_fit(self, X, y):
         "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank)`."
@@ -752,11 +784,17 @@ class CrammerSingerScores:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
         return y, self._fit_bank(X)
 
+    def _fit_bank(self, X):
+        "The bank's training stack: `kernels`, or `m3k_default_bank(X)` when it is None (see the text)."
+        if self.kernels is not None:
+            return super()._fit_bank(X)
+        self.bank_ = KernelBank(m3k_default_bank(X), normalize=self.normalize, center=self.center)
+        return self.bank_.fit(X).train_stack_              # the bank's own stack, read only: no second copy
+
     def _offset(self, Ks) -> float:
         """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the
         kernels' own scale (1 for unit-diagonal kernels), like the constant feature of liblinear's `intercept_scaling`."""
-        scaling = check_positive(self.intercept_scaling, "intercept_scaling", allow_zero=True)
-        return scaling ** 2 * float(np.einsum("kii->ki", Ks).mean(axis=1).max())
+        return float(self.intercept_scaling) ** 2 * float(np.einsum("kii->ki", Ks).mean(axis=1).max())
 
     def _scores(self, X):
         check_is_fitted(self, "tau_")
@@ -787,14 +825,20 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     \frac{\lVert\mathbf w_{y,k}\rVert^2}{\mu_k}+C\sum_i\xi_i\quad\text{s.t.}\quad\xi_i\ge0,\ \
     \xi_i\ge1-(\mathbf w_{y_i}-\mathbf w_y)\cdot\Phi(x_i)\ \ \forall y\ne y_i$$
 
-    $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `default_bank(X)` at unit
+    $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `m3k_default_bank(X)` at unit
     diagonal, not centered, with class offsets (which leave the margin (6) and $\gamma_0$ unchanged; see the text);
     `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class.
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (7)."""
 
+    _parameter_constraints: dict = {
+        **KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints,
+        "gamma0": [StrOptions({"max"}), Interval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
+        "relative": ["boolean"],
+    }
+
     def __init__(self,
-                 kernels=None,           # list of kernels; None: `default_bank(X)`
+                 kernels=None,           # list of kernels; None: `m3k_default_bank(X)` (no identity-like kernel)
                  C=1.0,                  # the SVM regularisation parameter of (7)
                  gamma0="max",           # 'max' (largest feasible, the paper's Table 1), a number, or None (MCMKL)
                  relative=False,         # a number gamma0 = f means f * gamma_max (f <= 1): convenient for grid search

@@ -19,7 +19,7 @@ from .alignment import AlignMKL
 from .data import load_dataset, subsample
 from .estimators import KernelStackEstimator
 from .kernels import gaussian_bank
-from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier
+from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier, _combine_sparse
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
 from .solvers import crammer_singer_dual
 
@@ -59,8 +59,10 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
 
     Reference: crammer2001; cortes2013m3k, Sec. 6.2."""
 
+    _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints}
+
     def __init__(self,
-                 kernels=None,           # list of kernels; None: `default_bank(X)`
+                 kernels=None,           # list of kernels; None: `m3k_default_bank(X)`, as M3K's
                  C=1.0,                  # the SVM regularisation parameter
                  normalize="diagonal",   # kernel normalisation of the bank: "diagonal", "trace", "frobenius" or None
                  center=False,           # center the kernels in feature space (the paper does)
@@ -78,13 +80,13 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
             X,  # (m, d) training inputs
             y,  # (m,) class labels, two or more classes
            ):
-        "Build the bank on `X` (unit diagonal by default) and solve the Crammer–Singer dual on its mean."
+        "Build the bank on `X` (`m3k_default_bank(X)` at unit diagonal by default) and solve the Crammer–Singer dual on its mean."
         y, Ks = self._prepare_fit(X, y)
         self._set_weights(np.full(Ks.shape[0], 1.0 / Ks.shape[0]))        # the mean kernel: scale one
         s = self._offset(Ks)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
-            self.result_ = crammer_singer_dual(np.tensordot(self.weights_, Ks, axes=1) + s, y, C=self.C, tol=self.tol,
+            self.result_ = crammer_singer_dual(_combine_sparse(Ks, self.weights_, s), y, C=self.C, tol=self.tol,
                                                warn=False, psd="trusted")
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",

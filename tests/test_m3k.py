@@ -128,8 +128,8 @@ def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypa
     gmax = max_kernel_margin(Ks, y).objective
     direct = solve_m3k(Ks, y, C=1.0, gamma0=0.5 * gmax, tol=1e-7)
     calls = []
-    real = m3k.max_kernel_margin
-    monkeypatch.setattr(m3k, "max_kernel_margin", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = m3k._max_margin
+    monkeypatch.setattr(m3k, "_max_margin", lambda *a, **k: calls.append(1) or real(*a, **k))
     rel = solve_m3k(Ks, y, C=1.0, gamma0=0.5, relative=True, tol=1e-7)
     assert len(calls) == 1                                    # one LP (5) for the scaling and the feasibility check
     assert rel.gamma0 == pytest.approx(0.5 * gmax, rel=1e-12)
@@ -138,3 +138,79 @@ def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypa
     with pytest.raises(ValueError, match="fraction f <= 1"):
         solve_m3k(Ks, y, gamma0=1.5, relative=True)
     assert solve_m3k(Ks, y, gamma0=None, relative=True).gamma0 == -np.inf   # MCMKL is unaffected by relative
+
+
+@pytest.mark.parametrize("cls", [M3KClassifier, UniformCSClassifier])
+@pytest.mark.parametrize("param, value, expected", [
+    ("C", -1, "The 'C' parameter of {} must be a float in the range (0.0, inf). Got -1 instead."),
+    ("C", "1", "The 'C' parameter of {} must be a float in the range (0.0, inf)."),
+    ("tol", 0.0, "The 'tol' parameter of {} must be a float in the range (0.0, inf). Got 0.0 instead."),
+    ("intercept_scaling", -0.5, "The 'intercept_scaling' parameter of {} must be a float in the range [0.0, inf). "
+                                "Got -0.5 instead."),
+    ("intercept_scaling", "1", "The 'intercept_scaling' parameter of {} must be a float in the range [0.0, inf)."),
+    ("center", "False", "The 'center' parameter of {} must be an instance of 'bool'"),
+    ("normalize", "unit", "The 'normalize' parameter of {} must be None or a str among"),
+])
+def test_parameter_constraints_shared(cls, param, value, expected):
+    "Hyper-parameters are validated by declaration, with scikit-learn's message naming the estimator and the parameter."
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    with pytest.raises(ValueError) as e:
+        cls(**{param: value}).fit(X, y)
+    assert expected.format(cls.__name__) in str(e.value)
+
+
+@pytest.mark.parametrize("param, value, expected", [
+    ("gamma0", "min", "The 'gamma0' parameter of M3KClassifier must be a str among {'max'}, a float in the range "
+                      "[-inf, inf) or None. Got 'min' instead."),
+    ("gamma0", np.inf, "The 'gamma0' parameter of M3KClassifier must be"),
+    ("gamma0", np.nan, "The 'gamma0' parameter of M3KClassifier must be"),
+    ("relative", "False", "The 'relative' parameter of M3KClassifier must be an instance of 'bool'"),
+    ("relative", 1, "The 'relative' parameter of M3KClassifier must be an instance of 'bool'"),
+    ("max_iter", 0, "The 'max_iter' parameter of M3KClassifier must be an int in the range [1, inf). Got 0 instead."),
+    ("max_iter", 2.5, "The 'max_iter' parameter of M3KClassifier must be an int in the range [1, inf)."),
+])
+def test_parameter_constraints_m3k(param, value, expected):
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    with pytest.raises(ValueError) as e:
+        M3KClassifier(**{param: value}).fit(X, y)
+    assert expected in str(e.value)
+
+
+def test_parameter_constraints_accept_the_documented_values():
+    "'max', a number (absolute, or a fraction with relative=True), None and -inf (MCMKL); intercept_scaling 0 (none)."
+    X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
+    for kw in (dict(gamma0="max"), dict(gamma0=None), dict(gamma0=-np.inf), dict(gamma0=0.5, relative=True),
+               dict(gamma0=np.float64(-1.0)), dict(intercept_scaling=0), dict(relative=np.True_, gamma0=1)):
+        est = M3KClassifier(**kw).fit(X, y)
+        assert est.result_.converged, kw
+    UniformCSClassifier(intercept_scaling=0.0).fit(X, y)
+
+
+def test_silp_building_blocks_match_their_naive_formulas():
+    "The cut coefficients without the m x m matrix tau tau', and the in-place combination, against the formulas."
+    from mklbook.m3k import _combine_sparse, _cs_cut
+    Ks, y = _problem(m=40)
+    rng = np.random.default_rng(1)
+    tau = rng.standard_normal((40, 3))
+    Y = np.eye(3)[y]
+    for s in (0.0, 1.7):
+        b, u = _cs_cut(Ks, tau, Y, s)
+        assert b == pytest.approx((tau * Y).sum())
+        np.testing.assert_allclose(u, [np.sum((K + s) * (tau @ tau.T)) for K in Ks], rtol=1e-12, atol=1e-10)
+        mu = np.array([0.0, 0.3, 0.0, 0.7])
+        K0 = Ks.copy()
+        np.testing.assert_allclose(_combine_sparse(Ks, mu, s), np.tensordot(mu, Ks, axes=1) + s, rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(Ks, K0)                       # the stack is not touched
+
+
+def test_default_bank_stops_at_gamma_scale_and_an_explicit_bank_is_used_as_given():
+    from mklbook.kernels import default_bank
+    from mklbook.m3k import m3k_default_bank
+    X, y = np.random.default_rng(0).standard_normal((30, 4)), np.arange(30) % 3
+    for cls in (M3KClassifier, UniformCSClassifier):
+        est = cls().fit(X, y)
+        assert [k.gamma * 4 for k in est.bank_.kernels_] == [0.125, 0.25, 0.5, 1.0]
+        assert [k.standardize for k in est.bank_.kernels_] == [True] * 4
+        assert est.weights_.shape == (4,)
+        assert cls(kernels=default_bank(X)).fit(X, y).weights_.shape == (7,)
+    assert [repr(k) for k in m3k_default_bank(X)] == [repr(k) for k in default_bank(X)[:4]]
