@@ -191,7 +191,8 @@ BAD = {  # case -> (call, exception type, what the message must say)
     "L2KRRMKL(tol=0)": (lambda: L2KRRMKL(tol=0).fit(_X, _y * 1.0), ValueError, r"tol must be a positive"),
     "AlignmentKRR(tol=0)": (lambda: AlignmentKRR(tol=0).fit(_X, _y * 1.0), ValueError, r"tol must be a positive"),
     "M3KClassifier(intercept_scaling=-1)": (lambda: M3KClassifier(intercept_scaling=-1).fit(_X, _y), ValueError,
-                                            r"intercept_scaling must be a non-negative"),
+                                            r"The 'intercept_scaling' parameter of M3KClassifier must be a float in the "
+                                            r"range \[0\.0, inf\)"),
     "VCMKLClassifier(nu_grid=(0, 2))": (lambda: VCMKLClassifier(nu_grid=(0, 2)).fit(_X, _y), ValueError,
                                         r"nu_grid must hold fractions in \(0, 1\]"),
     "VCMKL decision_function, NaN": (lambda: _vc_result().decision_function(np.full((2, 5, 40), np.nan)), ValueError,
@@ -276,5 +277,6 @@ def test_extreme_magnitudes_with_an_absolute_kernel_get_a_clear_error(name, scal
 @pytest.mark.parametrize("bad", [0, -1e-3, True, "1e-3"])
 def test_a_tolerance_must_be_a_positive_number(name, bad):
     X, y = _X, _y if is_classifier(ESTIMATORS[name]) else _X[:, 0]
-    with pytest.raises(ValueError, match="tol must be a positive finite number"):
+    with pytest.raises(ValueError, match=rf"The 'tol' parameter of {type(ESTIMATORS[name]).__name__} must be a float in "
+                                         r"the range \(0\.0, inf\)"):
         clone(ESTIMATORS[name]).set_params(tol=bad).fit(X, y)
