@@ -277,6 +277,8 @@ def test_extreme_magnitudes_with_an_absolute_kernel_get_a_clear_error(name, scal
 @pytest.mark.parametrize("bad", [0, -1e-3, True, "1e-3"])
 def test_a_tolerance_must_be_a_positive_number(name, bad):
     X, y = _X, _y if is_classifier(ESTIMATORS[name]) else _X[:, 0]
-    with pytest.raises(ValueError, match=rf"The 'tol' parameter of {type(ESTIMATORS[name]).__name__} must be a float in "
-                                         r"the range \(0\.0, inf\)"):
+    # scikit-learn's declaration refuses 0, -1e-3 and "1e-3"; it reads True as the number 1, which the solvers refuse
+    msg = (rf"The 'tol' parameter of {type(ESTIMATORS[name]).__name__} must be a float in the range \(0\.0, inf\)"
+           r"|tol must be a positive finite number; got True")
+    with pytest.raises(ValueError, match=msg):
         clone(ESTIMATORS[name]).set_params(tol=bad).fit(X, y)
