@@ -362,18 +362,39 @@ def _cut_lp(H, G, R):
     return float(min(lp.objective, lp.dual_objective)), np.maximum(lp.x[:P], 0.0)
 
 
+def _svm_hessian(orc, r):
+    """The Hessian of J(d) while the SVM's free set F stays put: H_kl = (K_k c)_F' [M^-1]_FF (K_l c)_F with
+    M = [K_FF 1; 1' 0] at the oracle's last kernel (c = Y alpha); None when F is empty or K_FF singular."""
+    C = np.broadcast_to(orc.C, r.alpha.shape)
+    F = np.flatnonzero((r.alpha > 1e-9 * C) & (r.alpha < (1 - 1e-9) * C))
+    if F.size == 0:
+        return None
+    V = (orc.Ks.reshape(-1, orc.m) @ r.coef).reshape(orc.P, orc.m)[:, F].T     # (|F|, p): (K_k c)_F
+    KF = orc.K[np.ix_(F, F)]
+    try:
+        cf = sla.cho_factor(KF + 1e-10 * np.trace(KF) / F.size * np.eye(F.size), lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    KiV, Ki1 = sla.cho_solve(cf, V, check_finite=False), sla.cho_solve(cf, np.ones(F.size), check_finite=False)
+    H = V.T @ (KiV - np.outer(Ki1, (Ki1 @ V) / Ki1.sum()))                     # the border: 1'dc_F = 0
+    return 0.5 * (H + H.T)
+
+# %% ../nbs/14_classic_mkl.ipynb #80950621
 def _gmkl_level(orc, sigma, tol, max_iter, svm_tol, lam: float = 0.3):
-    """GMKL-l1 by the level method: every SVM dual seen gives a cut T(z) >= 1'a + (sigma 1 - q/2)'z; Kelley's LP over
-    {z >= 0, 1'z <= U/sigma} is the lower bound L; the next point is the projection of the best point onto the level
-    set {model <= L + lam (U - L)}."""
+    """GMKL-l1 by the level method with Newton steps. Every SVM dual seen gives a cut T(z) >= 1'a + (sigma 1 - q/2)'z;
+    Kelley's LP over {z >= 0, 1'z <= U/sigma} is the lower bound L. After a point that lowered the best value U, the
+    next point minimises the second-order model of T there (`_svm_hessian`) over the box; otherwise, and at least every
+    tenth step, it is the projection of the best point onto the level set {model <= L + lam (U - L)}."""
     P = orc.P
-    d, H, Gc = np.full(P, 1.0 / P), [], []
+    d, H, Gc, run = np.full(P, 1.0 / P), [], [], 0
     upper, lower, gap, best, hist = np.inf, -np.inf, np.inf, None, []
     for it in range(1, max_iter + 1):
         r = orc.solve(d, _inner_tol(gap, svm_tol))
         q, a = orc.quad(r.coef), float(r.alpha.sum())
-        if r.primal + sigma * d.sum() < upper:                 # the primal value: an upper bound at any alpha
-            upper, best = r.primal + sigma * d.sum(), (d.copy(), r)
+        val = r.primal + sigma * d.sum()                         # the primal value: an upper bound at any alpha
+        newton = run < 10 and (best is None or val < upper - 1e-3 * (upper - lower))   # improved: Newton from here
+        if val < upper:
+            upper, best = val, (d.copy(), r)
         lower = max(lower, _gmkl_lower(a, q, sigma, "l1"))
         H.append(a)
         Gc.append(sigma - 0.5 * q)
@@ -384,9 +405,21 @@ def _gmkl_level(orc, sigma, tol, max_iter, svm_tol, lam: float = 0.3):
         gap = (upper - lower) / max(1.0, abs(upper))
         if gap <= tol:
             break
-        level = lower + lam * (upper - lower)
-        G = np.vstack([np.array(Gc), -np.eye(P), np.ones((1, P))])
-        x = _project_polyhedron(best[0], G, np.r_[level - np.array(H), np.zeros(P), R])
+        G, h, x, xi = np.vstack([-np.eye(P), np.ones((1, P))]), np.r_[np.zeros(P), R], None, None
+        Hd = _svm_hessian(orc, r) if newton else None
+        if Hd is not None and np.trace(Hd) > 0:                  # Newton: min g'(z - d) + (z - d)'B(z - d)/2 on the box
+            try:
+                Li = sla.solve_triangular(np.linalg.cholesky(Hd + 1e-6 * np.trace(Hd) / P * np.eye(P)), np.eye(P),
+                                          lower=True)           # B^-1 = Li' Li
+                c = d - Li.T @ (Li @ Gc[-1])
+                xi = _project_polyhedron(np.zeros(P), G @ Li.T, h - G @ c)
+                x = None if xi is None else c + Li.T @ xi
+            except np.linalg.LinAlgError:
+                x = None
+        if x is None:                                            # the level step
+            level = lower + lam * (upper - lower)
+            x = _project_polyhedron(best[0], np.vstack([np.array(Gc), G]), np.r_[level - np.array(H), h])
+        run = run + 1 if Hd is not None and xi is not None else 0
         d = np.maximum(z if x is None else x, 0.0)
     return best[0], best[1], upper, lower, it, np.array(hist)
 
@@ -921,7 +954,8 @@ class GMKL(_BinaryMKL):
 
 # %% ../nbs/14_classic_mkl.ipynb #9b0bb101
 class NLMKL(CombinedKernelModel):
-    r"""NLMKL (Cortes et al. 2009) regression: `nlmkl` on the bank's kernels, then KRR on the learned kernel.
+    r"""NLMKL (Cortes et al. 2009) regression: `nlmkl` on the bank's kernels; its kernel ridge solution at the learned
+    weights is the model.
 
     $$\mathbf K=\Big(\sum_k\mu_k\mathbf K_k\Big)^{\circ2},\qquad\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_p\le\Lambda}
     \mathbf y^\top(\mathbf K+\lambda\mathbf I)^{-1}\mathbf y$$
@@ -952,7 +986,7 @@ class NLMKL(CombinedKernelModel):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _second_stage(self):
+    def _second_stage(self):             # the model's kind (a regressor), for scikit-learn's tags
         return KernelRidge(kernel="precomputed", alpha=self.lam)
 
 # %% ../nbs/14_classic_mkl.ipynb #041605f3
@@ -961,7 +995,8 @@ def fit(self: NLMKL,
         X,  # (m, d) training inputs
         y,  # (m,) real targets
         ):
-    "Refuse non-numeric targets with the way to classify, then learn the weights and fit KRR on the learned kernel."
+    "Learn the weights on `(X, y)`; the model is the kernel ridge solution `nlmkl` computed at them (no refit)."
+    self._validate_params()
     yv = np.asarray(y)
     if yv.dtype.kind in "OSU":
         try:
@@ -971,21 +1006,18 @@ def fit(self: NLMKL,
                              f"{yv.ravel()[0]!r}. To classify with it, wrap it: RegressionClassifier(NLMKL()) from "
                              "mklbook.benchmark fits the +-1 coding of two classes and predicts by the sign; or use a "
                              "classifier (LpMKL, GMKL).") from None
-    return CombinedKernelModel.fit(self, X, y)
-
-
-@patch
-def _weights_and_kernel(self: NLMKL, X, y):
-    "The learned weights and the training kernel (sum_k mu_k K_k)^2 (the base class combines linearly)."
+    X, y = self._validate_fit(X, y, y_numeric=True, params=False)
+    y = y.astype(np.float64)
     Ks = self._fit_bank(X)
     scale = _to_trace_m(Ks)
-    self.result_ = nlmkl(Ks, y - y.mean(), lam=self.lam, p=self.p, Lambda=self.Lambda, tol=self.tol,
+    self.y_mean_ = float(y.mean())
+    self.result_ = nlmkl(Ks, y - self.y_mean_, lam=self.lam, p=self.p, Lambda=self.Lambda, tol=self.tol,
                          max_iter=self.max_iter, psd="trusted")
     self.n_iter_ = self.result_.n_iter
+    self._set_weights(self.result_.weights * scale)
     K = _combine_into(np.empty(Ks.shape[1:]), Ks, self.result_.weights)
-    K *= K
-    _warn_if_memorising(K, "NLMKL")
-    return self.result_.weights * scale, K
+    _warn_if_memorising(np.multiply(K, K, out=K), "NLMKL")
+    return self
 
 
 @patch
@@ -993,6 +1025,14 @@ def _combined_test_kernel(self: NLMKL, X):
     "(sum_k mu_k K_k(X, X_train))^2 with the learned weights."
     check_is_fitted(self, "weights_")
     return combine_kernels(self._test_stack(X), self.weights_ * self.kernel_scale_, "square")
+
+
+@patch
+def predict(self: NLMKL,
+            X,  # (n, d) test inputs
+            ) -> np.ndarray:  # (n,) predictions
+    "The kernel ridge fit `nlmkl` certified: $(\\sum_k\\mu_kK_k(X, X_{train}))^{\\circ2}\\alpha+\\bar y$."
+    return self._combined_test_kernel(X) @ self.result_.alpha + self.y_mean_
 
 # %% ../nbs/14_classic_mkl.ipynb #4fa9478a
 class IKL(_Binary, ClassifierMixin, _IFKLBase):
