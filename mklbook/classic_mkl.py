@@ -127,11 +127,13 @@ class _SVMOracle:
         self.K = None if isinstance(Ks, FeatureStack) else np.empty((self.m, self.m))
 
     def kernel(self, w) -> np.ndarray:
-        "The combined kernel at weights `w`, in the buffer (overwritten by the next call)."
+        "The combined kernel at weights `w` (`last`; for a stack array the buffer, overwritten by the next call)."
         if self.K is None:
-            return self.Ks.combine(w)
+            self.last = self.Ks.combine(w)
+            return self.last
         _combine_into(self.K, self.Ks, w)
-        return np.exp(self.K, out=self.K) if self.combination == "exp" else self.K
+        self.last = np.exp(self.K, out=self.K) if self.combination == "exp" else self.K
+        return self.last
 
     def solve(self, w, tol: float):
         "The SVM at weights `w`, certified to `tol` (a relative duality gap)."
@@ -142,11 +144,16 @@ class _SVMOracle:
         "`r` if its gap meets `svm_tol`, else the SVM at `w` solved again to `svm_tol`."
         return r if r.gap <= svm_tol else self.solve(w, svm_tol)
 
+    def kc(self, c) -> np.ndarray:
+        "(K_k c)_k as a (p, m) array: one matrix-vector product with the flat stack."
+        if self.K is None:
+            Phi = self.Ks.Phi
+            return np.stack([Phi[:, b] @ (Phi[:, b].T @ c) for b in self.Ks.blocks])
+        return (self.Ks.reshape(-1, self.m) @ c).reshape(self.P, self.m)
+
     def quad(self, c) -> np.ndarray:
         "(c' K_k c)_k for all kernels, clipped at 0 (round-off)."
-        if self.K is None:
-            return np.maximum(self.Ks.quad(c), 0.0)
-        return np.maximum((self.Ks.reshape(-1, self.m) @ c).reshape(self.P, self.m) @ c, 0.0)
+        return np.maximum(self.Ks.quad(c) if self.K is None else self.kc(c) @ c, 0.0)
 
     def hadamard_quad(self, c) -> np.ndarray:
         "(c' (K o K_k) c)_k with K the buffer's last kernel: consumes the buffer (K o c c' is formed in place)."
@@ -369,8 +376,8 @@ def _svm_hessian(orc, r):
     F = np.flatnonzero((r.alpha > 1e-9 * C) & (r.alpha < (1 - 1e-9) * C))
     if F.size == 0:
         return None
-    V = (orc.Ks.reshape(-1, orc.m) @ r.coef).reshape(orc.P, orc.m)[:, F].T     # (|F|, p): (K_k c)_F
-    KF = orc.K[np.ix_(F, F)]
+    V = orc.kc(r.coef)[:, F].T                                                   # (|F|, p): (K_k c)_F
+    KF = orc.last[np.ix_(F, F)]
     try:
         cf = sla.cho_factor(KF + 1e-10 * np.trace(KF) / F.size * np.eye(F.size), lower=True, check_finite=False)
     except np.linalg.LinAlgError:

@@ -409,3 +409,14 @@ def test_nlmkl_model_is_the_kernel_ridge_fit_at_the_learned_weights():
     ref = KernelRidge(kernel="precomputed", alpha=0.3).fit(K, t[:45] - t[:45].mean())
     np.testing.assert_allclose(est.predict(X[45:]), ref.predict(Kt) + t[:45].mean(), rtol=1e-7, atol=1e-9)
     assert not hasattr(est, "estimator_") and est.result_.status == "stationary point"
+
+
+def test_lp_mkl_and_gmkl_take_a_feature_stack_and_agree_with_its_explicit_stack():
+    from mklbook.kernels import FeatureStack
+    rng = np.random.default_rng(16)
+    Phi = rng.standard_normal((50, 6))
+    y = np.sign(Phi[:, 0] + 0.3 * rng.standard_normal(50))
+    fs = FeatureStack(Phi, [np.arange(2), np.arange(2, 4), np.arange(4, 6)])
+    for f in (lp_mkl, gmkl):
+        a, b = f(fs, y, tol=1e-6), f(fs.toarray(), y, tol=1e-6)
+        assert a.status == b.status == "optimal" and abs(a.objective - b.objective) <= 1e-6 * abs(b.objective)
