@@ -879,6 +879,12 @@ class _BinaryMKL(CombinedKernelModel):
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
+    def _combined_test_kernel(self, X):
+        "sum_k mu_k K_k(X, X_train), accumulated in place (no copy of the test stack)."
+        check_is_fitted(self, "weights_")
+        Kt = self._test_stack(X)
+        return _combine_into(np.empty(Kt.shape[1:]), Kt, self.weights_ * self.kernel_scale_)
+
     def decision_function(self, X,  # (n, d) test inputs
                           ) -> np.ndarray:  # (n,) positive: classes_[1]
         "The certified SVM's decision values $K_\\mu(X, X_{train})\\,c+b$."
