@@ -8,25 +8,29 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 from fastcore.basics import patch
 import scipy.linalg as sla
+from scipy.linalg.blas import daxpy
+from scipy.optimize import nnls
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .baselines import _check_mkl_stack, _trace_m
+from .baselines import _check_mkl_stack
 from .estimators import CombinedKernelModel
-from .kernels import (FeatureStack, check_binary_labels, check_int, check_positive, check_weights, stack_combine,
-                             stack_quad)
+from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
+                             check_stack, check_weights)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
-from .solvers import (KernelExpansionResult, _check_C, _check_targets, apply_certificate, simplex_cutting_planes,
-                             svm_dual)
+from .solvers import (KernelExpansionResult, SolverError, _check_C, _check_targets, apply_certificate,
+                             simplex_cutting_planes, solve_lp, svm_dual)
 
 # %% auto #0
 __all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'two_layer_mkl', 'LpMKL', 'GMKL',
@@ -39,13 +43,15 @@ class MKLSolution(KernelExpansionResult):
 
     $f(x)=\sum_j c_j\,K_\mu(x,x_j)+b$ with $K_\mu$ the method's `combination` of the base kernels at `weights`:
     "linear" $\sum_k\mu_kK_k$, "square" $(\sum_k\mu_kK_k)^{\circ2}$ (NLMKL), "exp" $\exp^\circ(\sum_k\mu_kK_k)$ (two-layer MKL).
-    `lower` is a certified lower bound on the optimal value (convex problems; NaN otherwise)."""
+    `lower` is a certified lower bound on the optimal value (convex problems; NaN otherwise); `machine_gap` is the
+    relative duality gap of the kernel machine `(coef, bias)` itself at `weights` (0 for NLMKL's direct solve)."""
     weights: np.ndarray | None = None   # (p,) mu >= 0
     alpha: np.ndarray | None = None     # (m,) dual variables of the machine at mu
     lower: float = np.nan               # certified lower bound on the optimum (convex problems)
     combination: str = "linear"         # "linear", "square" (NLMKL) or "exp" (two-layer MKL)
     n_solves: int = 0                   # kernel-machine solves
     history: np.ndarray | None = None   # objective after each iteration
+    machine_gap: float = np.nan         # relative duality gap of the machine (coef, bias) at `weights`
 
     def kernel(self, Ks,  # (p, n, m) stack, training (square) or test against the training points
                ) -> np.ndarray:  # (n, m) the learned kernel
@@ -58,20 +64,102 @@ class MKLSolution(KernelExpansionResult):
         return self.kernel(Ks_test) @ self.coef + self.bias
 
 # %% ../nbs/14_classic_mkl.ipynb #dee781b0
-def combine_kernels(Ks, mu, combination: str = "linear") -> np.ndarray:
+_EXP_LIMIT = 40.0   # largest |entry| of a combination that is exponentiated: exp(40) ~ 2e17 leaves ~1 digit
+
+
+def _combine_into(out, Ks, w):
+    """`out` <- sum_k w_k Ks[k] over the non-zero weights, in place, with no (m, m) temporary: one pass over the stack
+    (over the kernels in use when they are few)."""
+    nz = np.flatnonzero(w)
+    if nz.size == 0:
+        out[...] = 0.0
+    elif 3 * nz.size >= len(w) and Ks.flags.c_contiguous:       # one matrix-vector product with the flat stack
+        np.dot(np.asarray(w, dtype=np.float64), Ks.reshape(len(w), -1), out=out.reshape(-1))
+    else:
+        np.multiply(Ks[nz[0]], w[nz[0]], out=out)
+        flat = out.reshape(-1)
+        for k in nz[1:]:
+            daxpy(np.ascontiguousarray(Ks[k]).reshape(-1), flat, a=float(w[k]))
+    return out
+
+
+def combine_kernels(Ks,                      # (p, m, m) or (p, n, m) stack of kernels (a 2-D matrix is refused)
+                    mu,                      # (p,) non-negative weights
+                    combination: str = "linear",  # "linear", "square" or "exp"
+                    ) -> np.ndarray:         # (m, m) or (n, m) the combined kernel
     r"""$\sum_k\mu_kK_k$ ("linear"), its Hadamard square ("square") or its entrywise exponential ("exp").
 
     Both non-linear forms are kernels by Schur's product theorem: the Hadamard product of PSD matrices is PSD, and
-    $\exp^\circ(\mathbf L)=\sum_{n\ge0}\mathbf L^{\circ n}/n!$ is a sum of them with non-negative coefficients."""
+    $\exp^\circ(\mathbf L)=\sum_{n\ge0}\mathbf L^{\circ n}/n!$ is a sum of them with non-negative coefficients. "exp"
+    refuses a combination with an entry beyond $\pm40$: its exponential keeps no usable precision (or overflows)."""
     if combination not in ("linear", "square", "exp"):
         raise ValueError(f"combination must be 'linear', 'square' or 'exp'; got {combination!r}.")
+    if np.ndim(Ks) == 2:
+        raise ValueError(f"Ks is one 2-D matrix of shape {np.shape(Ks)}, not a stack: combine_kernels would read its "
+                         "rows as kernels. Pass a (p, m, m) stack, e.g. Ks[None] for a single kernel.")
+    Ks = check_stack(Ks, square=False)
     mu = check_weights(mu, Ks.shape[0])
-    nz = np.flatnonzero(mu)
-    L = np.tensordot(mu[nz], Ks[nz], axes=1) if nz.size else np.zeros(Ks.shape[1:])
+    L = _combine_into(np.empty(Ks.shape[1:]), Ks, mu)
     if combination == "exp":
-        return np.exp(L)
-    return L * L if combination == "square" else L
+        top = float(np.abs(L).max(initial=0.0))
+        if top > _EXP_LIMIT:
+            raise ValueError(f"the combination reaches |entry| = {top:.3g}, and its exponential would "
+                             f"{'overflow' if top > 709 else 'keep no usable precision'} (the limit is "
+                             f"{_EXP_LIMIT:g}). Scale the kernels down (e.g. normalize='diagonal': entries in [-1, 1]) "
+                             "or the weights, as two_layer_mkl's radius does.")
+        return np.exp(L, out=L)
+    return np.multiply(L, L, out=L) if combination == "square" else L
 
+# %% ../nbs/14_classic_mkl.ipynb #80aed6c8
+def _inner_tol(gap: float, svm_tol: float) -> float:
+    "Tolerance of the next SVM solve: libsvm's own accuracy while the outer gap is wide, `svm_tol` near the end."
+    return 1e-3 if gap > 1e-2 else svm_tol
+
+
+class _SVMOracle:
+    """SVMs on combinations of one validated stack: the combination built in place in one (m, m) buffer (exp taken in
+    place for two-layer MKL), the quadratic forms q_k = c' K_k c by one matrix-vector product with the flat stack."""
+
+    def __init__(self, Ks, y, C, combination: str = "linear"):
+        self.y, self.C, self.combination, self.n_solves = y, C, combination, 0
+        self.P, self.m = Ks.shape[0], Ks.shape[1]
+        self.Ks = Ks if isinstance(Ks, FeatureStack) else np.ascontiguousarray(Ks)
+        self.K = None if isinstance(Ks, FeatureStack) else np.empty((self.m, self.m))
+
+    def kernel(self, w) -> np.ndarray:
+        "The combined kernel at weights `w` (`last`; for a stack array the buffer, overwritten by the next call)."
+        if self.K is None:
+            self.last = self.Ks.combine(w)
+            return self.last
+        _combine_into(self.K, self.Ks, w)
+        self.last = np.exp(self.K, out=self.K) if self.combination == "exp" else self.K
+        return self.last
+
+    def solve(self, w, tol: float):
+        "The SVM at weights `w`, certified to `tol` (a relative duality gap)."
+        self.n_solves += 1
+        return svm_dual(self.kernel(w), self.y, C=self.C, tol=tol, psd="trusted", warn=False)
+
+    def certified(self, w, r, svm_tol: float):
+        "`r` if its gap meets `svm_tol`, else the SVM at `w` solved again to `svm_tol`."
+        return r if r.gap <= svm_tol else self.solve(w, svm_tol)
+
+    def kc(self, c) -> np.ndarray:
+        "(K_k c)_k as a (p, m) array: one matrix-vector product with the flat stack."
+        if self.K is None:
+            Phi = self.Ks.Phi
+            return np.stack([Phi[:, b] @ (Phi[:, b].T @ c) for b in self.Ks.blocks])
+        return (self.Ks.reshape(-1, self.m) @ c).reshape(self.P, self.m)
+
+    def quad(self, c) -> np.ndarray:
+        "(c' K_k c)_k for all kernels, clipped at 0 (round-off)."
+        return np.maximum(self.Ks.quad(c) if self.K is None else self.kc(c) @ c, 0.0)
+
+    def hadamard_quad(self, c) -> np.ndarray:
+        "(c' (K o K_k) c)_k with K the buffer's last kernel: consumes the buffer (K o c c' is formed in place)."
+        self.K *= c[:, None]
+        self.K *= c[None, :]
+        return self.Ks.reshape(self.P, -1) @ self.K.reshape(-1)
 
 # %% ../nbs/14_classic_mkl.ipynb #90e4751b
 def _dual_norm(q, p):
@@ -84,15 +172,24 @@ def _dual_norm(q, p):
 
 # %% ../nbs/14_classic_mkl.ipynb #8c22c2cb
 def _check_p(p, allowed=None):
+    "The norm p: a real number in [1, inf), or one of `allowed`; booleans refused."
     if isinstance(p, (bool, np.bool_)):
         raise ValueError(f"p must be a number, not a boolean; got {p!r}.")
     if allowed is not None:
-        if p not in allowed:
-            raise ValueError(f"p must be one of {allowed}; got {p!r}.")
+        if not isinstance(p, (int, float, np.integer, np.floating)) or p not in allowed:
+            raise ValueError(f"p must be one of {allowed} (the ball's norm); got {p!r}.")
         return float(p)
     if not (isinstance(p, (int, float, np.integer, np.floating)) and 1 <= p < np.inf):
         raise ValueError(f"p must be a number in [1, inf); got {p!r}. p = 1 is L1-MKL, p = 2 the L2 ball.")
     return float(p)
+
+
+def _refuse_allow(psd, name: str, why: str):
+    "The PSD-only methods of this chapter: psd='allow' (accept an indefinite kernel) is refused with the reason."
+    if psd == "allow":
+        raise ValueError(f"{name} needs PSD kernels ({why}): psd='allow' is not available. Use psd='check' or 'full' "
+                         "(test the kernels), or 'assume' (skip the test on your word: the status then reads "
+                         "'optimal (PSD assumed)').")
 
 # %% ../nbs/14_classic_mkl.ipynb #27eb5e1d
 def _kloft_step(theta, q, p, omega):
@@ -117,9 +214,9 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
            C: float = 1.0,         # SVM box bound
            tol: float = 1e-4,      # relative duality gap at which to stop
            max_iter: int = 2000,   # SVM solves (one per iteration)
-           svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
+           svm_tol: float = 1e-9,  # duality-gap tolerance of the SVM solves near the end, and of the machine returned
            accelerate: bool = True,  # over-relax the update in log space (False: Kloft's plain alternation)
-           psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test
+           psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
            warn: bool = True,      # ConvergenceWarning unless certified
            ) -> MKLSolution:
     r"""Lp-norm MKL (Kloft et al. 2011): alternate the SVM and the closed-form weight update, certified by a duality gap.
@@ -135,20 +232,19 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
 
     Reference: kloft2011lp, Sec. 4 (the analytic update); xu2010glmkl (the group-Lasso view)."""
     t0 = time.perf_counter()
-    if psd == "allow":
-        raise ValueError("lp_mkl needs PSD kernels (its update takes square roots of alpha' K_k alpha): psd='allow' is "
-                         "not available; use psd='check' or 'assume'.")
+    _refuse_allow(psd, "lp_mkl", "its update takes square roots of alpha' K_k alpha")
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
     p = _check_p(p)
     C, tol = check_positive(C, "C"), check_positive(tol, "tol")
-    max_iter = check_int(max_iter, "max_iter")
+    svm_tol, max_iter = check_positive(svm_tol, "svm_tol"), check_int(max_iter, "max_iter")
+    orc = _SVMOracle(Ks, y, C)
     theta = np.full(P, P ** (-1.0 / p))
-    upper, lower, best, hist, omega, last = np.inf, -np.inf, None, [], 1.0, None
+    upper, lower, gap, best, hist, omega, last = np.inf, -np.inf, np.inf, None, [], 1.0, None
     for it in range(1, max_iter + 1):
-        r = svm_dual(stack_combine(Ks, theta), y, C=C, tol=svm_tol, psd="trusted", warn=False)
-        q = np.maximum(stack_quad(Ks, r.coef), 0.0)
+        r = orc.solve(theta, _inner_tol(gap, svm_tol))
+        q = orc.quad(r.coef)
         if r.primal < upper:
             upper, best = r.primal, (theta.copy(), r)
         lower = max(lower, float(r.alpha.sum()) - 0.5 * _dual_norm(q, p))
@@ -163,9 +259,13 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
         last = (r.objective, fp)
         omega = min(2 * omega, 64.0) if accelerate else 1.0
     theta_b, r = best
+    r = orc.certified(theta_b, r, svm_tol)                  # the machine returned is certified to svm_tol
+    upper = min(upper, r.primal)
+    gap = (upper - lower) / max(1.0, abs(upper))
     res = MKLSolution(objective=upper, weights=theta_b, alpha=r.alpha, coef=r.coef, bias=r.bias, lower=lower,
-                      n_iter=it, n_solves=it, history=np.array(hist), solver=f"lp_mkl(p={p:g})")
-    return apply_certificate(res, gap, tol, t0, warn, "max_iter")
+                      n_iter=it, n_solves=orc.n_solves, history=np.array(hist), solver=f"lp_mkl(p={p:g})",
+                      machine_gap=r.gap)
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/14_classic_mkl.ipynb #efa135d3
 def _gmkl_lower(alpha_sum, q, sigma, reg):
@@ -178,36 +278,36 @@ def _gmkl_lower(alpha_sum, q, sigma, reg):
     return s * alpha_sum - s ** 4 * S / (8 * sigma)
 
 # %% ../nbs/14_classic_mkl.ipynb #470d45b5
-def _gmkl_silp(Ks, y, C, sigma, tol, max_iter, svm_tol):
+def _gmkl_silp(orc, y, C, sigma, tol, max_iter, svm_tol):
     "GMKL-l1 by cutting planes on {d >= 0, 1'd <= R}, R = T(0)/sigma, as a simplex with one slack coordinate."
-    P = Ks.shape[0]
+    P = orc.P
     R = 2 * C * min((y > 0).sum(), (y < 0).sum()) / sigma     # T(0) = J(0) >= sigma 1'd* + J(d*) >= sigma 1'd*
-    box = {}
+    box = {"lower": -np.inf, "upper": np.inf}
 
     def oracle(x):                   # T(R x') >= 1'a + (sigma - q/2).(R x'), tight at x
         d = R * x[:P]
-        r = svm_dual(stack_combine(Ks, d), y, C=C, tol=svm_tol, psd="trusted", warn=False)
-        q = np.maximum(stack_quad(Ks, r.coef), 0.0)
-        box["lower"] = max(box.get("lower", -np.inf), _gmkl_lower(float(r.alpha.sum()), q, sigma, "l1"))
+        r = orc.solve(d, svm_tol)
+        q = orc.quad(r.coef)
+        box["lower"] = max(box["lower"], _gmkl_lower(float(r.alpha.sum()), q, sigma, "l1"))
+        if r.primal + sigma * d.sum() < box["upper"]:                  # the upper bound from the primal value
+            box["upper"], box["best"] = r.primal + sigma * d.sum(), (d, r)
         return float(r.alpha.sum()), np.r_[R * (0.5 * q - sigma), 0.0], (d, r)
 
     x0 = np.r_[np.full(P, 1.0 / (P * R)), 1.0 - 1.0 / R] if R > 1 else np.full(P + 1, 1.0 / (P + 1))
     cp_ = simplex_cutting_planes(oracle, x0, tol=tol, max_iter=max_iter, warn=False, name="gmkl")
-    d, r = cp_.payload
-    return d, r, cp_.objective, max(cp_.lower, box["lower"]), cp_.n_iter, cp_.history
+    d, r = box["best"]
+    return d, r, box["upper"], max(cp_.lower, box["lower"]), cp_.n_iter, cp_.history
 
 # %% ../nbs/14_classic_mkl.ipynb #82014c0d
-def _gmkl_pgd(Ks, y, C, sigma, reg, tol, max_iter, svm_tol):
+def _gmkl_pgd(orc, sigma, reg, tol, max_iter, svm_tol):
     "Varma & Babu's projected gradient (Armijo on the projection arc, Barzilai-Borwein steps), certified by the gap."
-    P = Ks.shape[0]
+    P = orc.P
     rval = (lambda d: sigma * d.sum()) if reg == "l1" else (lambda d: 0.5 * sigma * d @ d)
     rgrad = (lambda d: np.full(P, sigma)) if reg == "l1" else (lambda d: sigma * d)
-    n = [0]
 
     def evaluate(d):
-        n[0] += 1
-        r = svm_dual(stack_combine(Ks, d), y, C=C, tol=svm_tol, psd="trusted", warn=False)
-        q = np.maximum(stack_quad(Ks, r.coef), 0.0)
+        r = orc.solve(d, svm_tol)
+        q = orc.quad(r.coef)
         return r.objective + rval(d), -0.5 * q + rgrad(d), r, q
 
     d = np.full(P, 1.0 / P)
@@ -229,7 +329,106 @@ def _gmkl_pgd(Ks, y, C, sigma, reg, tol, max_iter, svm_tol):
         d, T, g, r, q = dn, Tn, gn, rn, qn
         if r.primal + rval(d) < upper:
             upper, best = r.primal + rval(d), (d, r)
-    return best[0], best[1], upper, lower, it, np.array(hist), n[0]
+    return best[0], best[1], upper, lower, it, np.array(hist)
+
+# %% ../nbs/14_classic_mkl.ipynb #e6ea63e9
+def _project_polyhedron(c, G, h, tol: float = 1e-9):
+    """The Euclidean projection of `c` onto the polyhedron {x : G x <= h} (a few dozen rows), or None when it is empty
+    or the solve is not accurate: Lawson & Hanson's least-distance program min ||z|| s.t. A z >= b (z = x - c) by
+    one non-negative least-squares solve, min_{u >= 0} ||E u - f|| with E = [A'; b'], f = e_{n+1}: z = -r_{1:n} / r_{n+1}
+    for the residual r = E u - f."""
+    norms = np.linalg.norm(G, axis=1)
+    norms[norms == 0] = 1.0
+    A, b = -G / norms[:, None], (G @ c - h) / norms
+    n = c.size
+    E = np.vstack([A.T, b[None, :]])
+    f = np.zeros(n + 1)
+    f[-1] = 1.0
+    try:
+        u, _ = nnls(E, f, maxiter=50 * E.shape[1])
+    except RuntimeError:                              # NNLS hit its iteration limit
+        return None
+    r = E @ u - f
+    if not r[-1] < -1e-12:                            # r_{n+1} = b'u - 1 = 0: the constraints are inconsistent
+        return None
+    x = c - r[:n] / r[-1]
+    viol = (G @ x - h) / norms
+    return x if viol.max(initial=0.0) <= tol * max(1.0, np.abs(x).max(), np.abs(h / norms).max()) else None
+
+# %% ../nbs/14_classic_mkl.ipynb #62d8bd17
+def _cut_lp(H, G, R):
+    "Kelley's lower bound min_{z >= 0, 1'z <= R} max_j H_j + G_j'z (HiGHS, certified) and its minimiser."
+    P = G.shape[1]
+    s = 1.0 / np.maximum(1.0, np.maximum(np.abs(H), np.abs(G).max(axis=1)))
+    A_ub = np.vstack([np.c_[G * s[:, None], -s], np.r_[np.ones(P), 0.0][None, :]])
+    lp = solve_lp(np.r_[np.zeros(P), 1.0], A_ub, np.r_[-H * s, R], bounds=[(0, None)] * P + [(None, None)],
+                  tol=1e-9, warn=False)
+    if lp.x is None or lp.gap > 1e-6:
+        raise SolverError(f"gmkl: the cutting-plane LP failed ({lp.status}, residual {lp.gap:.1e}); please report "
+                          "this.")
+    return float(min(lp.objective, lp.dual_objective)), np.maximum(lp.x[:P], 0.0)
+
+
+def _svm_hessian(orc, r):
+    """The Hessian of J(d) while the SVM's free set F stays put: H_kl = (K_k c)_F' [M^-1]_FF (K_l c)_F with
+    M = [K_FF 1; 1' 0] at the oracle's last kernel (c = Y alpha); None when F is empty or K_FF singular."""
+    C = np.broadcast_to(orc.C, r.alpha.shape)
+    F = np.flatnonzero((r.alpha > 1e-9 * C) & (r.alpha < (1 - 1e-9) * C))
+    if F.size == 0:
+        return None
+    V = orc.kc(r.coef)[:, F].T                                                   # (|F|, p): (K_k c)_F
+    KF = orc.last[np.ix_(F, F)]
+    try:
+        cf = sla.cho_factor(KF + 1e-10 * np.trace(KF) / F.size * np.eye(F.size), lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    KiV, Ki1 = sla.cho_solve(cf, V, check_finite=False), sla.cho_solve(cf, np.ones(F.size), check_finite=False)
+    H = V.T @ (KiV - np.outer(Ki1, (Ki1 @ V) / Ki1.sum()))                     # the border: 1'dc_F = 0
+    return 0.5 * (H + H.T)
+
+# %% ../nbs/14_classic_mkl.ipynb #80950621
+def _gmkl_level(orc, sigma, tol, max_iter, svm_tol, lam: float = 0.3):
+    """GMKL-l1 by the level method with Newton steps. Every SVM dual seen gives a cut T(z) >= 1'a + (sigma 1 - q/2)'z;
+    Kelley's LP over {z >= 0, 1'z <= U/sigma} is the lower bound L. After a point that lowered the best value U, the
+    next point minimises the second-order model of T there (`_svm_hessian`) over the box; otherwise, and at least every
+    tenth step, it is the projection of the best point onto the level set {model <= L + lam (U - L)}."""
+    P = orc.P
+    d, H, Gc, run = np.full(P, 1.0 / P), [], [], 0
+    upper, lower, gap, best, hist = np.inf, -np.inf, np.inf, None, []
+    for it in range(1, max_iter + 1):
+        r = orc.solve(d, _inner_tol(gap, svm_tol))
+        q, a = orc.quad(r.coef), float(r.alpha.sum())
+        val = r.primal + sigma * d.sum()                         # the primal value: an upper bound at any alpha
+        newton = run < 10 and (best is None or val < upper - 1e-3 * (upper - lower))   # improved: Newton from here
+        if val < upper:
+            upper, best = val, (d.copy(), r)
+        lower = max(lower, _gmkl_lower(a, q, sigma, "l1"))
+        H.append(a)
+        Gc.append(sigma - 0.5 * q)
+        R = upper / sigma                                        # sigma 1'd* <= T(d*) <= upper, as J >= 0
+        lp_lower, z = _cut_lp(np.array(H), np.array(Gc), R)
+        lower = max(lower, lp_lower)
+        hist.append(upper)
+        gap = (upper - lower) / max(1.0, abs(upper))
+        if gap <= tol:
+            break
+        G, h, x, xi = np.vstack([-np.eye(P), np.ones((1, P))]), np.r_[np.zeros(P), R], None, None
+        Hd = _svm_hessian(orc, r) if newton else None
+        if Hd is not None and np.trace(Hd) > 0:                  # Newton: min g'(z - d) + (z - d)'B(z - d)/2 on the box
+            try:
+                Li = sla.solve_triangular(np.linalg.cholesky(Hd + 1e-6 * np.trace(Hd) / P * np.eye(P)), np.eye(P),
+                                          lower=True)           # B^-1 = Li' Li
+                c = d - Li.T @ (Li @ Gc[-1])
+                xi = _project_polyhedron(np.zeros(P), G @ Li.T, h - G @ c)
+                x = None if xi is None else c + Li.T @ xi
+            except np.linalg.LinAlgError:
+                x = None
+        if x is None:                                            # the level step
+            level = lower + lam * (upper - lower)
+            x = _project_polyhedron(best[0], np.vstack([np.array(Gc), G]), np.r_[level - np.array(H), h])
+        run = run + 1 if Hd is not None and xi is not None else 0
+        d = np.maximum(z if x is None else x, 0.0)
+    return best[0], best[1], upper, lower, it, np.array(hist)
 
 # %% ../nbs/14_classic_mkl.ipynb #350973ff
 def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
@@ -237,11 +436,11 @@ def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
          C: float = 1.0,         # SVM box bound
          sigma: float = 1.0,     # weight of the regulariser r(d)
          reg: str = "l1",        # "l1": r = sigma 1'd;  "l2": r = sigma |d|^2 / 2
-         method: str = "auto",   # "projected-gradient" (the paper's), "silp" (l1 only), "auto": silp for l1
+         method: str = "auto",   # "level", "silp" (l1 only), "projected-gradient" (the paper's); "auto": level for l1
          tol: float = 1e-4,      # relative duality gap at which to stop
-         max_iter: int = 500,    # iterations (SILP: SVM solves)
-         svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
-         psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test
+         max_iter: int = 500,    # iterations (level, SILP: SVM solves)
+         svm_tol: float = 1e-9,  # duality-gap tolerance of the SVM solves near the end, and of the machine returned
+         psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
          warn: bool = True,      # ConvergenceWarning unless certified
          ) -> MKLSolution:
     r"""GMKL (Varma & Babu 2009), sum of kernels: the SVM dual value plus a regulariser of $\mathbf d\ge0$.
@@ -251,35 +450,43 @@ def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
 
     Convex ($J$ is a maximum of functions linear in $\mathbf d$). Certified by the gap to the dual value of a rescaled
     SVM dual $s\alpha$: $s\,\mathbf 1^\top\alpha$ with $s^2\max_kq_k\le2\sigma$ (l1),
-    $s\mathbf 1^\top\alpha-s^4\sum_kq_k^2/(8\sigma)$ (l2); "silp" adds Kelley's LP bound on $\{\mathbf 1^\top\mathbf d\le T(0)/\sigma\}$.
+    $s\mathbf 1^\top\alpha-s^4\sum_kq_k^2/(8\sigma)$ (l2); for l1 the cutting-plane methods ("level", "silp") add Kelley's
+    LP bound on $\{\mathbf 1^\top\mathbf d\le T/\sigma\}$. "level" projects onto a level set of the cutting-plane model.
 
-    Reference: varma2009gmkl, Sec. 3 (projected gradient); sonnenburg2006 (the cutting planes)."""
+    Reference: varma2009gmkl, Sec. 3 (projected gradient); sonnenburg2006 (the cutting planes); kelley1960."""
     t0 = time.perf_counter()
+    _refuse_allow(psd, "gmkl", "its certificate needs the SVM dual to be concave")
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
     C, sigma, tol = check_positive(C, "C"), check_positive(sigma, "sigma"), check_positive(tol, "tol")
-    max_iter = check_int(max_iter, "max_iter")
+    svm_tol, max_iter = check_positive(svm_tol, "svm_tol"), check_int(max_iter, "max_iter")
     if reg not in ("l1", "l2"):
         raise ValueError(f"reg must be 'l1' or 'l2'; got {reg!r}.")
-    if method not in ("auto", "silp", "projected-gradient"):
-        raise ValueError(f"method must be 'auto', 'silp' or 'projected-gradient'; got {method!r}.")
-    if method == "silp" and reg == "l2":
-        raise ValueError("method='silp' solves the l1 regulariser only; use method='projected-gradient' for reg='l2'.")
-    if reg == "l1" and method != "projected-gradient":
-        d, r, upper, lower, it, hist = _gmkl_silp(Ks, y, C, sigma, tol, max_iter, svm_tol)
-        n_solves, name = it, "gmkl(l1, silp)"
+    if method not in ("auto", "level", "silp", "projected-gradient"):
+        raise ValueError(f"method must be 'auto', 'level', 'silp' or 'projected-gradient'; got {method!r}.")
+    if method in ("level", "silp") and reg == "l2":
+        raise ValueError(f"method={method!r} solves the l1 regulariser only (its model is piecewise linear); use "
+                         "method='projected-gradient' (or 'auto') for reg='l2'.")
+    method = ("level" if reg == "l1" else "projected-gradient") if method == "auto" else method
+    orc = _SVMOracle(Ks, y, C)
+    if method == "level":
+        d, r, upper, lower, it, hist = _gmkl_level(orc, sigma, tol, max_iter, svm_tol)
+    elif method == "silp":
+        d, r, upper, lower, it, hist = _gmkl_silp(orc, y, C, sigma, tol, max_iter, svm_tol)
     else:
-        d, r, upper, lower, it, hist, n_solves = _gmkl_pgd(Ks, y, C, sigma, reg, tol, max_iter, svm_tol)
-        name = f"gmkl({reg}, projected-gradient)"
+        d, r, upper, lower, it, hist = _gmkl_pgd(orc, sigma, reg, tol, max_iter, svm_tol)
+    r = orc.certified(d, r, svm_tol)
+    rval = sigma * d.sum() if reg == "l1" else 0.5 * sigma * d @ d
+    upper = min(upper, r.primal + rval)
     res = MKLSolution(objective=upper, weights=d, alpha=r.alpha, coef=r.coef, bias=r.bias, lower=lower, n_iter=it,
-                      n_solves=n_solves, history=hist, solver=name)
-    return apply_certificate(res, (upper - lower) / max(1.0, abs(upper)), tol, t0, warn, "max_iter")
+                      n_solves=orc.n_solves, history=hist, solver=f"gmkl({reg}, {method})", machine_gap=r.gap)
+    return apply_certificate(res, (upper - lower) / max(1.0, abs(upper)), tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/14_classic_mkl.ipynb #af37c7c5
 def project_ball(v,                 # (p,) point to project
                  mu0,               # (p,) centre of the ball, >= 0
-                 Lambda: float,     # radius
+                 Lambda: float,     # radius, > 0
                  p: int = 2,        # 1 or 2
                  ) -> np.ndarray:   # (p,) the nearest point of {mu >= 0, ||mu - mu0||_p <= Lambda}
     r"""Euclidean projection onto $\{\mu\ge0,\ \lVert\mu-\mu_0\rVert_p\le\Lambda\}$ ($\mu_0\ge0$, $p\in\{1,2\}$).
@@ -287,7 +494,13 @@ def project_ball(v,                 # (p,) point to project
     For a multiplier $\nu\ge0$ of the ball the problem separates:
     $\mu_i=\big(\tfrac{v_i+\nu\mu_{0,i}}{1+\nu}\big)_+$ ($p=2$) or the soft threshold of $v_i-\mu_{0,i}$ at $\nu$,
     clipped at 0 ($p=1$); $\lVert\mu(\nu)-\mu_0\rVert_p$ falls with $\nu$, so bisection finds the $\nu$ on the sphere."""
-    v, mu0 = np.asarray(v, float), np.asarray(mu0, float)
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"v must be a non-empty 1-D vector; got shape {v.shape}.")
+    v = check_array_2d(v[:, None], "v")[:, 0]                 # finite: a NaN has no nearest point
+    mu0 = check_weights(mu0, v.size, "mu0")                   # finite, non-negative, of the same length
+    Lambda = check_positive(Lambda, "Lambda")
+    p = int(_check_p(p, (1, 2)))
 
     def at(nu):
         if p == 2:
@@ -297,11 +510,15 @@ def project_ball(v,                 # (p,) point to project
 
     dist = (lambda x: np.linalg.norm(x - mu0)) if p == 2 else (lambda x: np.abs(x - mu0).sum())
     x = at(0.0)
-    if dist(x) <= Lambda:
-        return x
-    lo, hi = 0.0, 1.0
-    while dist(at(hi)) > Lambda:
-        hi *= 2
+    with np.errstate(over="ignore"):              # an overflowing norm is reported below
+        if dist(x) <= Lambda:
+            return x
+        u = v - mu0                   # a bracket: at nu = hi the point is in the ball (no open-ended search)
+        hi = float(np.abs(u).max()) if p == 1 else float(np.linalg.norm(u)) / Lambda
+    if not np.isfinite(hi):
+        raise ValueError(f"v is too large for the radius Lambda={Lambda:g} (the bracket of the multiplier overflows); "
+                         "rescale v and Lambda together.")
+    lo = 0.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if dist(at(mid)) > Lambda:
@@ -313,31 +530,83 @@ def project_ball(v,                 # (p,) point to project
     return at(hi)
 
 # %% ../nbs/14_classic_mkl.ipynb #9d1bb7d3
-def _projected_gradient(f_and_grad, mu, project, scale, tol, max_iter):
-    """Projected gradient with Armijo backtracking on the projection arc and Barzilai-Borwein steps.
-    Returns (mu, f, payload, residual, iterations, history, evaluations); residual ||mu - P(mu - t g)|| / scale with
-    t = scale / ||g|| (scale-free: 0 exactly at a stationary point)."""
+def _residual(mu, g, project, scale):
+    "Scale-free projected-gradient residual ||mu - P(mu - t g)|| / scale, t = scale / ||g||: 0 exactly when stationary."
+    t = scale / max(np.linalg.norm(g), 1e-300)
+    return float(np.linalg.norm(mu - project(mu - t * g)) / scale), t
+
+
+def _projected_gradient(f_and_grad, mu, project, scale, tol, max_iter, memory: int = 10):
+    """Spectral projected gradient (Birgin, Martinez & Raydan's SPG2): the direction P(mu - lam g) - mu with the
+    Barzilai-Borwein step lam, a non-monotone Armijo search (against the largest of the last `memory` values) by
+    quadratic interpolation. Returns (mu, f, payload, residual, iterations, history, evaluations)."""
     f, g, pay = f_and_grad(mu)
-    n_eval, hist, eta = 1, [f], scale / max(np.linalg.norm(g), 1e-300)
-    res = np.inf
+    n_eval, hist = 1, [f]
+    lam = scale / max(np.linalg.norm(g), 1e-300)
     for it in range(1, max_iter + 1):
-        t = scale / max(np.linalg.norm(g), 1e-300)
-        res = np.linalg.norm(mu - project(mu - t * g)) / scale
+        res, t = _residual(mu, g, project, scale)
         if res <= tol:
             return mu, f, pay, res, it - 1, np.array(hist), n_eval
+        d = project(mu - lam * g) - mu
+        gd, fmax, a = float(g @ d), max(hist[-memory:]), 1.0
         while True:
-            mn = project(mu - eta * g)
-            fn, gn, pn = f_and_grad(mn)
+            z = mu + a * d                                  # in the (convex) set: between mu and a projection
+            fn, gn, pn = f_and_grad(z)
             n_eval += 1
-            if fn <= f + 1e-4 * g @ (mn - mu) or eta < 1e-14 * t:
+            if fn <= fmax + 1e-4 * a * gd or a < 1e-10:
                 break
-            eta *= 0.5
-        s, yv = mn - mu, gn - g
-        eta = float(np.clip((s @ s) / (s @ yv), 1e-6 * t, 1e6 * t)) if s @ yv > 0 else 2 * eta
-        mu, f, g, pay = mn, fn, gn, pn
+            den = fn - f - a * gd                           # the quadratic through f, g'd and fn: its minimiser
+            a = float(np.clip(-0.5 * a * a * gd / den, 0.1 * a, 0.5 * a)) if den > 0 else 0.5 * a
+        s, yv = z - mu, gn - g
+        lam = float(np.clip((s @ s) / (s @ yv), 1e-6 * t, 1e6 * t)) if s @ yv > 0 else 1e6 * t
+        mu, f, g, pay = z, fn, gn, pn
         hist.append(f)
-    t = scale / max(np.linalg.norm(g), 1e-300)
-    res = np.linalg.norm(mu - project(mu - t * g)) / scale
+    res, _ = _residual(mu, g, project, scale)
+    return mu, f, pay, res, max_iter, np.array(hist), n_eval
+
+# %% ../nbs/14_classic_mkl.ipynb #35bf16c2
+def _projected_quasi_newton(f_and_grad, mu, project, G, h, scale, tol, max_iter):
+    """Projected quasi-Newton on a polyhedron {G mu <= h} that contains mu >= 0: the step to the minimiser of the
+    self-scaled, damped BFGS model g'(z - mu) + (z - mu)'B(z - mu)/2 over the polyhedron (a least-distance program
+    in the metric B), Armijo on it; the projected gradient step when the model step fails. Certified by the projected-gradient
+    residual (`project`: the exact Euclidean projection onto the same polyhedron).
+    Returns (mu, f, payload, residual, iterations, history, evaluations)."""
+    f, g, pay = f_and_grad(mu)
+    n_eval, hist, P = 1, [f], mu.size
+    B = np.eye(P) * (np.linalg.norm(g) / scale)
+    for it in range(1, max_iter + 1):
+        res, t = _residual(mu, g, project, scale)
+        if res <= tol:
+            return mu, f, pay, res, it - 1, np.array(hist), n_eval
+        Li = sla.solve_triangular(np.linalg.cholesky(B), np.eye(P), lower=True)     # B^-1 = Li' Li
+        c = mu - Li.T @ (Li @ g)                                                # the unconstrained model minimiser
+        x = _project_polyhedron(np.zeros(P), G @ Li.T, h - G @ c)             # z = c + Li' x, min ||x||
+        d = (c + Li.T @ x if x is not None else project(mu - t * g)) - mu
+        if not g @ d < 0:                               # not a descent direction: restart from the gradient's scale
+            B = np.eye(P) * (np.linalg.norm(g) / scale)
+            d = project(mu - t * g) - mu
+        gd, a = float(g @ d), 1.0
+        while True:
+            z = np.maximum(mu + a * d, 0.0)             # (clips round-off below 0)
+            fn, gn, pn = f_and_grad(z)
+            n_eval += 1
+            if fn <= f + 1e-4 * a * gd or a < 1e-10:
+                break
+            den = fn - f - a * gd                       # the quadratic through f, g'd and fn: its minimiser
+            a = float(np.clip(-0.5 * a * a * gd / den, 0.1 * a, 0.5 * a)) if den > 0 else 0.5 * a
+        s, yv = z - mu, gn - g
+        Bs = B @ s
+        sBs, sy = float(s @ Bs), float(s @ yv)
+        if 0 < sy < sBs:                                # self-scaling (Oren & Luenberger): B shrinks to the curvature
+            B, Bs, sBs = B * (sy / sBs), Bs * (sy / sBs), sy    # seen along s, so short steps do not persist
+        if sy < 0.2 * sBs:                              # Powell's damping keeps B positive definite (J is not convex)
+            th = 0.8 * sBs / (sBs - sy)
+            yv, sy = th * yv + (1 - th) * Bs, 0.2 * sBs
+        if sBs > 0 and sy > 0:
+            B = B - np.outer(Bs, Bs) / sBs + np.outer(yv, yv) / sy
+        mu, f, g, pay = z, fn, gn, pn
+        hist.append(f)
+    res, _ = _residual(mu, g, project, scale)
     return mu, f, pay, res, max_iter, np.array(hist), n_eval
 
 # %% ../nbs/14_classic_mkl.ipynb #e7d6f56e
@@ -360,7 +629,7 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
           mu0=None,               # (p,) centre, >= 0; None: 0
           tol: float = 1e-6,      # projected-gradient residual at which to stop
           max_iter: int = 500,    # iterations
-          psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test
+          psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
           warn: bool = True,      # ConvergenceWarning unless the residual meets tol
           ) -> MKLSolution:
     r"""NLMKL (Cortes, Mohri & Rostamizadeh 2009): KRR on the Hadamard square of a combination, by projected gradient.
@@ -370,12 +639,14 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     \frac{\partial F}{\partial\mu_k}=-2\,\alpha^\top\Big(\mathbf K_k\circ\sum_l\mu_l\mathbf K_l\Big)\alpha$$
 
     with $\alpha=(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y$. Not convex in $\mu$: certified by the projected-gradient
-    residual (a stationary point).
+    residual (a stationary point). Two $m\times m$ buffers, reused by every evaluation.
 
     Reference: cortes2009nonlinear, Sec. 3 (the problem) and Sec. 4 (projection-based gradient descent)."""
     t0 = time.perf_counter()
-    if psd == "allow":
-        raise ValueError("nlmkl needs K_mu + lam I positive definite: psd='allow' is not available.")
+    _refuse_allow(psd, "nlmkl", "K_mu + lam I must be positive definite")
+    if isinstance(Ks, FeatureStack):
+        raise TypeError("nlmkl needs the kernel matrices themselves (the square is entrywise), not a FeatureStack; "
+                        "pass the (p, m, m) stack, e.g. KernelBank(...).fit_transform(X).")
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y = _check_targets(y, m)
@@ -383,20 +654,24 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     p = int(_check_p(p, (1, 2)))
     max_iter = check_int(max_iter, "max_iter", low=0)
     mu0 = np.zeros(P) if mu0 is None else check_weights(mu0, P, "mu0")
+    Ks = np.ascontiguousarray(Ks)
+    L, A = np.empty((m, m)), np.empty((m, m))
 
     def f_and_grad(mu):
-        L = np.tensordot(mu, Ks, axes=1)
-        A = L * L
+        _combine_into(L, Ks, mu)
+        np.multiply(L, L, out=A)
         A[np.diag_indices(m)] += lam
-        alpha = sla.cho_solve(sla.cho_factor(A, lower=True, check_finite=False), y, check_finite=False)
-        G = L * np.outer(alpha, alpha)
-        return float(y @ alpha), -2.0 * np.tensordot(Ks, G, axes=([1, 2], [0, 1])), alpha
+        alpha = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False), y,
+                              check_finite=False)
+        np.multiply(L, alpha[:, None], out=A)              # L o alpha alpha', in place
+        np.multiply(A, alpha[None, :], out=A)
+        return float(y @ alpha), -2.0 * (Ks.reshape(P, -1) @ A.reshape(-1)), alpha
 
-    start = project_ball(mu0 + Lambda * P ** (-1.0 / p), mu0, Lambda, p)
+    project = lambda v: project_ball(v, mu0, Lambda, p)
     mu, F, alpha, res_, it, hist, n_eval = _projected_gradient(
-        f_and_grad, start, lambda v: project_ball(v, mu0, Lambda, p), Lambda, tol, max_iter)
+        f_and_grad, project(mu0 + Lambda * P ** (-1.0 / p)), project, Lambda, tol, max_iter)
     res = MKLSolution(objective=F, weights=mu, alpha=alpha, coef=alpha, bias=0.0, combination="square", n_iter=it,
-                      n_solves=n_eval, history=hist, solver=f"nlmkl(p={p})")
+                      n_solves=n_eval, history=hist, solver=f"nlmkl(p={p})", machine_gap=0.0)
     return _stationary(res, res_, tol, t0, warn, "NLMKL's F(mu)")
 
 # %% ../nbs/14_classic_mkl.ipynb #1e9f4d15
@@ -435,10 +710,21 @@ def ikl(X,                          # (m, n_features) training inputs
                       stacklevel=2)
     return res
 
+# %% ../nbs/14_classic_mkl.ipynb #9a2cfda6
+def _two_layer_setup(Ks, radius, p, method) -> str:
+    "The method `two_layer_mkl` runs, after refusing a radius that would exponentiate entries beyond the limit."
+    if method not in ("auto", "quasi-newton", "projected-gradient"):
+        raise ValueError(f"method must be 'auto', 'quasi-newton' or 'projected-gradient'; got {method!r}.")
+    if method == "quasi-newton" and p != 1:
+        raise ValueError("method='quasi-newton' needs the polyhedral ball p=1; use 'projected-gradient' for p=2.")
+    top = max(float(Ks.max()), -float(Ks.min())) * Ks.shape[0] ** (1 - 1 / p)  # largest |entry| per unit R
+    if radius * top > _EXP_LIMIT:                        # exp(40) ~ 2e17: beyond, the kernel is numerically degenerate
+        raise ValueError(f"radius={radius:g} lets the combination's entries reach {radius * top:.3g}, and exp of that "
+                         "leaves no usable precision in the kernel; use kernels at unit diagonal (entries in [-1, 1]) "
+                         f"and a radius below {_EXP_LIMIT / top:.3g}.")
+    return ("quasi-newton" if p == 1 else "projected-gradient") if method == "auto" else method
+
 # %% ../nbs/14_classic_mkl.ipynb #0d6574fa
-_EXP_LIMIT = 40.0   # largest entry of the combination two-layer MKL exponentiates
-
-
 def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
                   y,                      # (m,) binary labels
                   C=1.0,                  # SVM box bound: a number, or (m,) per-sample bounds (class costs)
@@ -447,23 +733,23 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
                   tol: float = 1e-4,      # projected-gradient residual at which to stop
                   max_iter: int = 200,    # iterations
                   svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
-                  psd: str = "check",     # "check" refuses non-PSD kernels, "assume" skips the test
+                  method: str = "auto",   # "quasi-newton" (p = 1), "projected-gradient"; "auto": the first for p = 1
+                  psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
                   warn: bool = True,      # ConvergenceWarning unless the residual meets tol
                   ) -> MKLSolution:
     r"""Two-layer MKL (the book's reading of Zhuang, Tsang & Hoi 2011): an SVM on the entrywise exponential of a
-    combination of the base kernels, the first-layer weights by projected gradient on the SVM dual value.
+    combination of the base kernels, the first-layer weights by projected (quasi-Newton) descent on the SVM dual value.
 
     $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}J(\mu)=\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\alpha^\top
     \mathbf Y\exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha,\qquad
     \frac{\partial J}{\partial\mu_k}=-\tfrac12\,v^\top\big(\mathbf K(\mu)\circ\mathbf K_k\big)v,\quad v=\mathbf Y\alpha^\star$$
 
-    Not convex in $\mu$: certified by the projected-gradient residual (a stationary point).
+    Not convex in $\mu$: certified by the projected-gradient residual (a stationary point). One $m\times m$ buffer holds
+    the combination, its exponential and $\mathbf K(\mu)\circ vv^\top$ in turn.
 
     Reference: zhuang2011twolayer (the two-layer kernel); varma2009gmkl (projected gradient on the SVM dual value)."""
     t0 = time.perf_counter()
-    if psd == "allow":
-        raise ValueError("two_layer_mkl needs PSD base kernels (exp of an indefinite combination need not be a kernel): "
-                         "psd='allow' is not available.")
+    _refuse_allow(psd, "two_layer_mkl", "exp of an indefinite combination need not be a kernel")
     if isinstance(Ks, FeatureStack):
         raise TypeError("two_layer_mkl needs the kernel matrices themselves (the exponential is entrywise), not a "
                         "FeatureStack of factors; pass the (p, m, m) stack, e.g. KernelBank(...).fit_transform(X).")
@@ -474,33 +760,92 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
     radius, tol = check_positive(radius, "radius"), check_positive(tol, "tol")
     p = int(_check_p(p, (1, 2)))
     max_iter = check_int(max_iter, "max_iter", low=0)
-    top = float(np.abs(Ks).max()) * P ** (1 - 1 / p)   # the largest entry of sum mu_k K_k on the ball, per unit R
-    if radius * top > _EXP_LIMIT:                           # exp(40) ~ 2e17: beyond, the kernel is numerically degenerate
-        raise ValueError(f"radius={radius:g} lets the combination's entries reach {radius * top:.3g}, and exp of that "
-                         "leaves no usable precision in the kernel; use kernels at trace m (entries of order 1) and a "
-                         f"radius below {_EXP_LIMIT / top:.3g}.")
+    method = _two_layer_setup(Ks, radius, p, method)
+    orc = _SVMOracle(Ks, y, C, "exp")
 
     def f_and_grad(mu):
-        K = combine_kernels(Ks, mu, "exp")
-        r = svm_dual(K, y, C=C, tol=svm_tol, psd="trusted", warn=False)
-        G = K * np.outer(r.coef, r.coef)
-        return r.objective, -0.5 * np.tensordot(Ks, G, axes=([1, 2], [0, 1])), r
+        r = orc.solve(mu, svm_tol)
+        return r.objective, -0.5 * orc.hadamard_quad(r.coef), r
 
     zero = np.zeros(P)
-    mu, J, r, res_, it, hist, n_eval = _projected_gradient(
-        f_and_grad, np.full(P, radius * P ** (-1.0 / p)), lambda v: project_ball(v, zero, radius, p), radius, tol,
-        max_iter)
+    project = lambda v: project_ball(v, zero, radius, p)
+    start = np.full(P, radius * P ** (-1.0 / p))
+    if method == "quasi-newton":
+        G, h = np.vstack([-np.eye(P), np.ones((1, P))]), np.r_[np.zeros(P), radius]
+        out = _projected_quasi_newton(f_and_grad, start, project, G, h, radius, tol, max_iter)
+    else:
+        out = _projected_gradient(f_and_grad, start, project, radius, tol, max_iter)
+    mu, J, r, res_, it, hist, n_eval = out
     res = MKLSolution(objective=J, weights=mu, alpha=r.alpha, coef=r.coef, bias=r.bias, combination="exp", n_iter=it,
-                      n_solves=n_eval, history=hist, solver=f"two_layer_mkl(p={p})")
+                      n_solves=n_eval, history=hist, solver=f"two_layer_mkl(p={p}, {method})", machine_gap=r.gap)
     return _stationary(res, res_, tol, t0, warn, "Two-layer MKL's J(mu)")
 
+# %% ../nbs/14_classic_mkl.ipynb #1fb0c3bf
+def _check_binary_target(y, name: str):
+    "Refuse a target a binary classifier cannot learn, saying what to use instead (scikit-learn's `type_of_target`)."
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type == "binary":
+        return
+    if y_type.startswith("continuous"):
+        raise ValueError(f"{name} is a binary classifier, but y is continuous (real values: type_of_target gives "
+                         f"{y_type!r}). For regression use NLMKL (this chapter), or another kernel regressor such as "
+                         "mklbook.baselines.L2KRRMKL; if the values are class labels, pass them as integers or "
+                         "strings.")
+    if y_type == "multiclass":
+        raise ValueError(f"Only binary classification is supported. {name} is a binary classifier, and y has "
+                         f"{np.unique(np.asarray(y)).size} classes: wrap it in sklearn.multiclass.OneVsRestClassifier, "
+                         "or use a multi-class method (M3KClassifier).")
+    raise ValueError(f"Only binary classification is supported. {name} is a binary classifier; y is {y_type!r}: pass "
+                     "one label per sample (a 1-D array) holding two classes.")
+
+
+def _to_trace_m(Ks) -> np.ndarray:
+    "Scale each kernel of the estimator's own stack to trace m, in place (no copy); return the factors."
+    tr = np.einsum("kii->k", Ks)
+    scale = Ks.shape[1] / np.where(tr > 0, tr, 1.0)
+    Ks *= scale[:, None, None]
+    return scale
+
+
+def _warn_if_memorising(K, name: str, coef=None, bias: float = 0.0):
+    """Warn when the learned training kernel cannot generalise. A classifier whose training decision values
+    K coef + bias all have one sign predicts one class (a kernel negligible beside the bias: weights near 0, or
+    kernels constant on the sample). A kernel that is (numerically) a I + b 11' makes every training point equally
+    unlike the others: the machine memorises and gives new points one prediction. The share
+    s = sqrt(m) ||offdiag(K^c)||_F / ||diag(K^c)|| is sqrt(m / (m - 1)) for a I + b 11' and >> 1 for a useful kernel."""
+    m = K.shape[0]
+    if coef is not None:
+        f = K @ coef + bias
+        if (f > 0).all() or (f <= 0).all():
+            warnings.warn(f"{name} predicts one class on its own training set: the learned kernel's part of the "
+                          f"decision values (at most {np.abs(f - bias).max():.2g}) never outweighs the bias "
+                          f"{bias:.3g}. The weights are (nearly) zero, e.g. a regulariser too strong (GMKL's sigma), "
+                          "or the kernels in use are constant on the sample; use a weaker regulariser or kernels that "
+                          "vary on the data (the default bank, kernels=None, adapts to it).", RuntimeWarning,
+                          stacklevel=3)
+            return
+    r = K.sum(axis=1)
+    tot = r.sum()
+    dc = np.diag(K) - 2 * r / m + tot / m ** 2                # the diagonal of the centered kernel
+    fro2 = float(np.vdot(K, K)) - 2 * float(r @ r) / m + tot ** 2 / m ** 2   # ||K^c||_F^2 without forming K^c
+    d2 = float(dc @ dc)
+    share = np.sqrt(m * max(fro2 - d2, 0.0) / d2) if d2 > 0 else np.inf
+    if share <= 1.1:
+        warnings.warn(f"{name}: the learned kernel takes (numerically) one value on all pairs of distinct training "
+                      f"points (off-diagonal share {share:.3g}; 1 for a I + b 1 1'): every training point looks "
+                      "equally unlike all the others, so the machine can only memorise the training set and gives new points "
+                      "one prediction. A kernel far too narrow for the features does this (e.g. Gaussian(1.0) on raw, "
+                      "unscaled features): standardise the features, use wider kernels, or the default bank "
+                      "(kernels=None), which adapts to the data.", RuntimeWarning, stacklevel=3)
 
 # %% ../nbs/14_classic_mkl.ipynb #0c546698
 class _BinaryMKL(CombinedKernelModel):
-    "One-stage binary SVM MKL on the bank's kernels at trace m: the SVM the solver certified is the model."
+    """One-stage binary SVM MKL on the bank's kernels at trace m. The model is the SVM the solver certified at the
+    learned weights (`result_.coef`, `result_.bias`, its gap `result_.machine_gap`): no second SVM is trained."""
     _rescale = False
+    _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints}
 
-    def _second_stage(self):
+    def _second_stage(self):             # the model's kind (a classifier with a decision function), for scikit-learn
         return SVC(kernel="precomputed", C=self.C)
 
     def __sklearn_tags__(self):
@@ -510,32 +855,62 @@ class _BinaryMKL(CombinedKernelModel):
 
     def fit(self, X,  # training inputs (m, d)
             y):       # binary training labels (m,)
-        "Learn the weights on `(X, y)` (binary labels), then the SVM at the learned kernel."
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported: the target is {y_type}. "
-                             f"{type(self).__name__} is a binary method; wrap it in "
-                             "sklearn.multiclass.OneVsRestClassifier for more classes.")
-        return super().fit(X, y)
+        "Learn the weights on `(X, y)` (binary labels); the SVM the solver certified at them is the model."
+        self._validate_params()
+        _check_binary_target(y, type(self).__name__)
+        X, y = self._validate_fit(X, y, params=False)
+        self.classes_ = np.unique(y)
+        if self.classes_.size < 2:
+            raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two.")
+        Ks = self._fit_bank(X)
+        mu = self._learn_weights(Ks, y)                  # sets result_; Ks is now in the solver's scaling
+        if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
+            raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
+        self._set_weights(mu)
+        K = _combine_into(np.empty(Ks.shape[1:]), Ks, self.result_.weights)
+        if self.result_.combination == "exp":
+            np.exp(K, out=K)
+        _warn_if_memorising(K, type(self).__name__, self.result_.coef, self.result_.bias)
+        return self
 
     def _learn_weights(self, Ks, y):
-        Kt, scale = _trace_m(Ks)
-        self.result_ = self._solve(Kt, np.where(y == np.unique(y)[1], 1.0, -1.0))
+        scale = _to_trace_m(Ks)
+        self.result_ = self._solve(Ks, np.where(y == self.classes_[1], 1.0, -1.0))
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
+    def _combined_test_kernel(self, X):
+        "sum_k mu_k K_k(X, X_train), accumulated in place (no copy of the test stack)."
+        check_is_fitted(self, "weights_")
+        Kt = self._test_stack(X)
+        return _combine_into(np.empty(Kt.shape[1:]), Kt, self.weights_ * self.kernel_scale_)
+
+    def decision_function(self, X,  # (n, d) test inputs
+                          ) -> np.ndarray:  # (n,) positive: classes_[1]
+        "The certified SVM's decision values $K_\\mu(X, X_{train})\\,c+b$."
+        return self._combined_test_kernel(X) @ self.result_.coef + self.result_.bias
+
+    def predict(self, X,  # (n, d) test inputs
+                ) -> np.ndarray:  # (n,) labels
+        "`classes_[1]` where the decision value is positive, else `classes_[0]`."
+        f = self.decision_function(X)                   # (first: refuses an unfitted estimator)
+        return self.classes_[(f > 0).astype(int)]
+
 # %% ../nbs/14_classic_mkl.ipynb #aec015bd
 class LpMKL(_BinaryMKL):
-    r"""Lp-norm MKL (Kloft et al. 2011) for binary classification: `lp_mkl` on the bank's kernels, then the SVM.
+    r"""Lp-norm MKL (Kloft et al. 2011) for binary classification: `lp_mkl` on the bank's kernels; its certified SVM is
+    the model.
 
     $$\min_{\theta\ge0,\ \lVert\theta\rVert_p\le1}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\sum_k\theta_k\,
     \alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha$$
 
     Defaults: `default_bank(X)`, each kernel centered and at trace m, p = 2, C = 1.
     Reference: kloft2011lp; xu2010glmkl."""
+    _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
+                                    "p": [Interval(Real, 1, np.inf, closed="left")]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
-                 p=2.0,               # norm of the weights (1: L1-MKL)
+                 p=2.0,               # norm of the weights, a real >= 1 (1: L1-MKL)
                  C=1.0,               # SVM box bound
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
@@ -554,19 +929,24 @@ class LpMKL(_BinaryMKL):
 
 # %% ../nbs/14_classic_mkl.ipynb #85e7cc61
 class GMKL(_BinaryMKL):
-    r"""GMKL (Varma & Babu 2009), sum of kernels, for binary classification: `gmkl`, then the SVM at its weights.
+    r"""GMKL (Varma & Babu 2009), sum of kernels, for binary classification: `gmkl` on the bank's kernels; its certified
+    SVM is the model.
 
     $$\min_{\mathbf d\ge0}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_kd_k\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha
     +r(\mathbf d)$$
 
-    Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, sigma = 1, reg = "l1".
+    Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, sigma = 1, reg = "l1" (solved by the level method).
     Reference: varma2009gmkl."""
+    _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
+                                    "sigma": [Interval(Real, 0, None, closed="neither")],
+                                    "reg": [StrOptions({"l1", "l2"})],
+                                    "method": [StrOptions({"auto", "level", "silp", "projected-gradient"})]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  C=1.0,               # SVM box bound
                  sigma=1.0,           # weight of the regulariser
                  reg="l1",            # "l1" (sigma 1'd) or "l2" (sigma |d|^2 / 2)
-                 method="auto",       # "auto", "silp" or "projected-gradient"
+                 method="auto",       # "auto", "level", "silp" or "projected-gradient"
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
                  tol=1e-4,            # relative duality gap at which to stop
@@ -587,7 +967,8 @@ class GMKL(_BinaryMKL):
 
 # %% ../nbs/14_classic_mkl.ipynb #9b0bb101
 class NLMKL(CombinedKernelModel):
-    r"""NLMKL (Cortes et al. 2009) regression: `nlmkl` on the bank's kernels, then KRR on the learned kernel.
+    r"""NLMKL (Cortes et al. 2009) regression: `nlmkl` on the bank's kernels; its kernel ridge solution at the learned
+    weights is the model.
 
     $$\mathbf K=\Big(\sum_k\mu_k\mathbf K_k\Big)^{\circ2},\qquad\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_p\le\Lambda}
     \mathbf y^\top(\mathbf K+\lambda\mathbf I)^{-1}\mathbf y$$
@@ -596,6 +977,10 @@ class NLMKL(CombinedKernelModel):
     use `RegressionClassifier(NLMKL())` (least-squares classification, as the paper's experiments).
     Reference: cortes2009nonlinear."""
     _rescale = False
+    _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
+                                    "p": [Options(Real, {1, 2})],
+                                    "lam": [Interval(Real, 0, None, closed="neither")],
+                                    "Lambda": [Interval(Real, 0, None, closed="neither")]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  p=2,                 # the ball's norm, 1 or 2
@@ -614,21 +999,53 @@ class NLMKL(CombinedKernelModel):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _second_stage(self):
+    def _second_stage(self):             # the model's kind (a regressor), for scikit-learn's tags
         return KernelRidge(kernel="precomputed", alpha=self.lam)
 
-    def _weights_and_kernel(self, X, y):
-        Ks = self._fit_bank(X)
-        Kt, scale = _trace_m(Ks)
-        self.result_ = nlmkl(Kt, y - y.mean(), lam=self.lam, p=self.p, Lambda=self.Lambda, tol=self.tol,
-                             max_iter=self.max_iter, psd="trusted")
-        self.n_iter_ = self.result_.n_iter
-        mu = self.result_.weights * scale
-        return mu, combine_kernels(Ks, mu, "square")
+# %% ../nbs/14_classic_mkl.ipynb #041605f3
+@patch
+def fit(self: NLMKL,
+        X,  # (m, d) training inputs
+        y,  # (m,) real targets
+        ):
+    "Learn the weights on `(X, y)`; the model is the kernel ridge solution `nlmkl` computed at them (no refit)."
+    self._validate_params()
+    yv = np.asarray(y)
+    if yv.dtype.kind in "OSU":
+        try:
+            yv.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"NLMKL is a regressor (kernel ridge on numeric targets), and y holds labels such as "
+                             f"{yv.ravel()[0]!r}. To classify with it, wrap it: RegressionClassifier(NLMKL()) from "
+                             "mklbook.benchmark fits the +-1 coding of two classes and predicts by the sign; or use a "
+                             "classifier (LpMKL, GMKL).") from None
+    X, y = self._validate_fit(X, y, y_numeric=True, params=False)
+    y = y.astype(np.float64)
+    Ks = self._fit_bank(X)
+    scale = _to_trace_m(Ks)
+    self.y_mean_ = float(y.mean())
+    self.result_ = nlmkl(Ks, y - self.y_mean_, lam=self.lam, p=self.p, Lambda=self.Lambda, tol=self.tol,
+                         max_iter=self.max_iter, psd="trusted")
+    self.n_iter_ = self.result_.n_iter
+    self._set_weights(self.result_.weights * scale)
+    K = _combine_into(np.empty(Ks.shape[1:]), Ks, self.result_.weights)
+    _warn_if_memorising(np.multiply(K, K, out=K), "NLMKL")
+    return self
 
-    def _combined_test_kernel(self, X):
-        check_is_fitted(self, "weights_")
-        return combine_kernels(self._test_stack(X), self.weights_ * self.kernel_scale_, "square")
+
+@patch
+def _combined_test_kernel(self: NLMKL, X):
+    "(sum_k mu_k K_k(X, X_train))^2 with the learned weights."
+    check_is_fitted(self, "weights_")
+    return combine_kernels(self._test_stack(X), self.weights_ * self.kernel_scale_, "square")
+
+
+@patch
+def predict(self: NLMKL,
+            X,  # (n, d) test inputs
+            ) -> np.ndarray:  # (n,) predictions
+    "The kernel ridge fit `nlmkl` certified: $(\\sum_k\\mu_kK_k(X, X_{train}))^{\\circ2}\\alpha+\\bar y$."
+    return self._combined_test_kernel(X) @ self.result_.alpha + self.y_mean_
 
 # %% ../nbs/14_classic_mkl.ipynb #4fa9478a
 class IKL(_Binary, ClassifierMixin, _IFKLBase):
@@ -665,7 +1082,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
 # %% ../nbs/14_classic_mkl.ipynb #1c99c803
 class TwoLayerMKL(_BinaryMKL):
     r"""Two-layer MKL (the book's reading of Zhuang et al. 2011) for binary classification: `two_layer_mkl` on the
-    bank's kernels, then the SVM on the learned kernel $\exp^\circ(\sum_k\mu_k\mathbf K_k)$.
+    bank's kernels; the certified SVM on the learned kernel $\exp^\circ(\sum_k\mu_k\mathbf K_k)$ is the model.
 
     $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\alpha^\top\mathbf Y
     \exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha$$
@@ -673,9 +1090,13 @@ class TwoLayerMKL(_BinaryMKL):
     Defaults: `default_bank(X)`, kernels centered and normalised to unit diagonal ($K(x,x)=1$: trace m, and every entry
     in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, p = 1, so the exponent stays within [-R, R] for p = 1. (At trace m a
     kernel can have entries in the tens on raw data, whose exponential is useless; with another `normalize` each kernel
-    is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class in both stages, as in `SVC`
+    is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class, as in `SVC`
     (cost-sensitive learning, paper 003's Table 2).
     Reference: zhuang2011twolayer."""
+    _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
+                                    "radius": [Interval(Real, 0, None, closed="neither")],
+                                    "p": [Options(Real, {1, 2})],
+                                    "class_weight": [dict, StrOptions({"balanced"}), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  C=1.0,               # SVM box bound
@@ -696,38 +1117,25 @@ class TwoLayerMKL(_BinaryMKL):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _second_stage(self):
-        return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
-
     def _learn_weights(self, Ks, y):
         top = np.einsum("kii->ki", Ks).max(axis=1)                 # largest diagonal: the largest |entry| of a PSD K
         scale = 1.0 / np.where(top > 0, top, 1.0)
-        Kt = Ks * scale[:, None, None]
-        Cs = check_positive(self.C, "C") * compute_sample_weight(self.class_weight, y)
-        self.result_ = two_layer_mkl(Kt, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
+        Ks *= scale[:, None, None]                                # the estimator's own stack: scaled in place
+        Cs = self.C * compute_sample_weight(self.class_weight, y)
+        self.result_ = two_layer_mkl(Ks, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
                                      p=self.p, tol=self.tol, max_iter=self.max_iter, psd="trusted")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
 # %% ../nbs/14_classic_mkl.ipynb #5f6df9af
 @patch
-def _weights_and_kernel(self: TwoLayerMKL, X, y):
-    "The learned weights and the training kernel exp(sum_k mu_k K_k) (the base class combines linearly)."
-    Ks = self._fit_bank(X)
-    mu = self._learn_weights(Ks, y)
-    if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
-        raise RuntimeError(f"{type(self).__name__} learned invalid weights {mu!r}.")
-    return mu, combine_kernels(Ks, mu, "exp")
-
-
-@patch
 def _combined_test_kernel(self: TwoLayerMKL, X):
     "exp(sum_k mu_k K_k(X, X_train)), refused when the exponent leaves the range the training kernels bound."
     check_is_fitted(self, "weights_")
-    mu = self.weights_ * self.kernel_scale_
-    L = combine_kernels(self._test_stack(X), mu, "linear")
+    Kt = self._test_stack(X)
+    L = _combine_into(np.empty(Kt.shape[1:]), Kt, self.weights_ * self.kernel_scale_)
     if np.abs(L).max(initial=0.0) > _EXP_LIMIT:
         raise ValueError(f"the learned combination reaches {np.abs(L).max():.3g} on these inputs, far outside the "
                          f"training range, and its exponential would leave no usable precision; the test points lie "
                          "far from the training data in some kernel (an unbounded one, e.g. a polynomial).")
-    return np.exp(L)
+    return np.exp(L, out=L)

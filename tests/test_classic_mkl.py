@@ -5,10 +5,12 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mklbook.baselines import l1_mkl
-from mklbook.classic_mkl import (GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL, combine_kernels, gmkl, ikl, lp_mkl, nlmkl,
-                                 project_ball, two_layer_mkl)
+from sklearn.utils._param_validation import InvalidParameterError
+
+from mklbook.classic_mkl import (GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL, _combine_into, _project_polyhedron,
+                                 _SVMOracle, _svm_hessian, combine_kernels, gmkl, ikl, lp_mkl, nlmkl, project_ball, two_layer_mkl)
 from mklbook.kernels import Gaussian, KernelBank, Polynomial, stack_quad
-from mklbook.solvers import svm_dual
+from mklbook.solvers import ASSUMED, svm_dual
 
 KS = [Gaussian(0.1), Gaussian(1.0)]
 
@@ -79,6 +81,10 @@ def test_gmkl_matches_the_cvxpy_dual_and_its_two_solvers_agree(reg):
         cp_ = gmkl(Ks, y, sigma=sigma, reg="l1", method="silp", tol=1e-6)
         assert cp_.status == "optimal" and abs(cp_.objective - ref) <= 2e-5 * abs(ref)
         assert cp_.n_solves < pg.n_solves
+        lv = gmkl(Ks, y, sigma=sigma, reg="l1", tol=1e-6)                       # "auto": the level method
+        assert lv.solver == "gmkl(l1, level)" and lv.status == "optimal" and abs(lv.objective - ref) <= 2e-5 * abs(ref)
+        assert lv.lower <= ref * (1 + 1e-7) and lv.objective >= ref * (1 - 1e-7)   # the bounds bracket cvxpy's value
+        assert lv.n_solves < cp_.n_solves and lv.machine_gap <= 1e-9
 
 
 @pytest.mark.parametrize("p", [1, 2])
@@ -214,3 +220,203 @@ def test_defaults_are_sensible_on_raw_unscaled_features():
     svc = cross_val_score(SVC(), X, y, cv=3).mean()
     for est in (LpMKL(), GMKL(), RegressionClassifier(NLMKL()), TwoLayerMKL()):
         assert cross_val_score(est, X, y, cv=3).mean() >= svc
+
+
+# ---- the fast paths against their obvious references ----------------------------------------------------------------
+
+def test_in_place_combination_and_quadratic_forms_match_the_obvious_formulas():
+    _, y, Ks = _problem(m=40, seed=7)
+    rng = np.random.default_rng(0)
+    for w in (rng.random(4), np.array([0.0, 0.7, 0.0, 0.0]), np.array([0.3, 0.0, 0.2, 0.0]), np.zeros(4)):
+        ref = np.tensordot(w, Ks, axes=1)
+        np.testing.assert_allclose(_combine_into(np.empty((40, 40)), Ks, w), ref, rtol=1e-13, atol=1e-13)
+        Kt = Ks[:, :15]                                       # a non-contiguous (p, n, m) slice: the loop path
+        np.testing.assert_allclose(_combine_into(np.empty((15, 40)), Kt, w), ref[:15], rtol=1e-13, atol=1e-13)
+    orc = _SVMOracle(Ks, y, 1.0, "exp")
+    w, c = np.array([0.2, 0.5, 0.1, 0.3]), rng.standard_normal(40)
+    K = np.exp(np.tensordot(w, Ks, axes=1))
+    np.testing.assert_allclose(orc.kernel(w), K, rtol=1e-13)
+    np.testing.assert_allclose(orc.quad(c), np.maximum([c @ Kk @ c for Kk in Ks], 0), rtol=1e-12)
+    np.testing.assert_allclose(orc.hadamard_quad(c), [c @ (K * Kk) @ c for Kk in Ks], rtol=1e-11)
+
+
+def test_svm_hessian_is_the_derivative_of_the_gradient():
+    "GMKL's Newton steps use H = d^2 J / dd^2 on the SVM's free set: against central differences of -q(alpha*)/2."
+    _, y, Ks = _problem(seed=14)
+    orc = _SVMOracle(Ks, y, 1.0)
+    d, h = np.array([0.4, 0.3, 0.2, 0.1]), 1e-6
+    grad = lambda w: -0.5 * orc.quad(orc.solve(w, 1e-13).coef)
+    fd = np.array([(grad(d + h * e) - grad(d - h * e)) / (2 * h) for e in np.eye(4)]).T
+    H = _svm_hessian(orc, orc.solve(d, 1e-13))
+    assert np.abs(H - fd).max() <= 1e-4 * np.abs(fd).max() and np.linalg.eigvalsh(H).min() >= -1e-9 * np.abs(H).max()
+
+
+def test_project_polyhedron_matches_cvxpy_and_says_when_it_is_empty():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        G, h, c = rng.standard_normal((9, 5)), rng.random(9), 3 * rng.standard_normal(5)
+        x = cp.Variable(5)
+        cp.Problem(cp.Minimize(cp.sum_squares(x - c)), [G @ x <= h]).solve(solver="CLARABEL", tol_gap_abs=1e-10,
+                                                                            tol_gap_rel=1e-10, tol_feas=1e-10)
+        got = _project_polyhedron(c, G, h)
+        assert got is not None and np.abs(got - x.value).max() < 1e-5 and (G @ got - h).max() < 1e-8
+    assert _project_polyhedron(np.zeros(2), np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([-1.0, -1.0])) is None
+
+
+@pytest.mark.parametrize("sigma", [1e-3, 1.0, 10.0])
+def test_gmkl_level_method_certifies_in_every_regime_and_agrees_with_the_other_solvers(sigma):
+    "The regime where plain cutting planes stall (small sigma: a huge box) is where the level method must not."
+    _, y, Ks = _problem(seed=8)
+    lv = gmkl(Ks, y, sigma=sigma, tol=1e-5)
+    pg = gmkl(Ks, y, sigma=sigma, method="projected-gradient", tol=1e-5, max_iter=3000)
+    assert lv.status == pg.status == "optimal" and lv.n_solves <= 30
+    assert abs(lv.objective - pg.objective) <= (lv.gap + pg.gap) * max(1.0, abs(pg.objective))
+    silp = gmkl(Ks, y, sigma=sigma, method="silp", tol=1e-5, max_iter=200, warn=False)
+    if silp.status == "optimal":
+        assert abs(lv.objective - silp.objective) <= (lv.gap + silp.gap) * max(1.0, abs(silp.objective))
+    else:
+        assert sigma < 1 and silp.status == "max_iter"      # the measured regime: plain cutting planes stall
+
+
+def test_inexact_inner_solves_keep_the_certificate_and_the_machine_is_certified():
+    "Early SVM solves stop at libsvm's accuracy; the bounds stay valid and the machine returned meets svm_tol."
+    _, y, Ks = _problem(seed=9)
+    ref = _cvx_dual(Ks, y, 1.0, lambda t: 0.5 * cp.norm(t, 2))
+    r = lp_mkl(Ks, y, p=2, tol=1e-6)
+    assert r.lower <= ref * (1 + 1e-7) and r.objective >= ref * (1 - 1e-7) and r.machine_gap <= 1e-9
+    exact = svm_dual(combine_kernels(Ks, r.weights), y, tol=1e-12, psd="trusted")
+    assert abs(exact.objective - r.objective) <= 1e-6 * abs(ref)
+    np.testing.assert_allclose(r.coef, exact.coef, atol=1e-6)
+
+
+def test_two_layer_quasi_newton_and_projected_gradient_reach_the_same_stationary_point():
+    _, y, Ks = _problem(seed=5)
+    qn = two_layer_mkl(Ks, y, radius=1.5, tol=1e-7)
+    pg = two_layer_mkl(Ks, y, radius=1.5, tol=1e-7, method="projected-gradient", max_iter=2000)
+    assert qn.status == pg.status == "stationary point" and "quasi-newton" in qn.solver
+    assert abs(qn.objective - pg.objective) <= 1e-6 * abs(pg.objective) and np.abs(qn.weights - pg.weights).max() < 1e-3
+    assert qn.n_solves < pg.n_solves
+
+
+# ---- the estimators' model is the certified machine ------------------------------------------------------------------
+
+@pytest.mark.parametrize("est", [LpMKL(KS), GMKL(KS), TwoLayerMKL(KS)])
+def test_binary_estimators_predict_with_the_certified_machine(est):
+    X, y, _ = _problem(seed=10)
+    est.fit(X[:45], y[:45])
+    r = est.result_
+    Kt = est.bank_.transform(X[45:])
+    Kt = Kt * (est.weights_ * est.kernel_scale_ / np.where(r.weights > 0, r.weights, 1))[:, None, None]
+    np.testing.assert_allclose(est.decision_function(X[45:]), r.decision_function(Kt), rtol=1e-12, atol=1e-12)
+    assert r.machine_gap <= 1e-9 and not hasattr(est, "estimator_")
+    np.testing.assert_array_equal(est.predict(X[45:]), np.where(est.decision_function(X[45:]) > 0, 1.0, -1.0))
+
+
+# ---- bad input: a clear error that names the problem and the fix -----------------------------------------------------
+
+@pytest.mark.parametrize("Est", [LpMKL, GMKL, NLMKL, TwoLayerMKL])
+def test_a_string_boolean_and_bad_hyper_parameters_are_refused_by_declaration(Est):
+    X, y, _ = _problem(m=30, seed=11)
+    msg = f"The 'center' parameter of {Est.__name__} must be an instance of 'bool'"
+    with pytest.raises(InvalidParameterError, match=msg):
+        Est(KS, center="False").fit(X, y)
+    bad = {LpMKL: [("p", 0.5), ("p", np.inf), ("C", -1)], GMKL: [("sigma", 0), ("reg", "l3"), ("method", "newton")],
+           NLMKL: [("p", 3), ("lam", 0), ("Lambda", -1.0)],
+           TwoLayerMKL: [("radius", 0), ("p", 3), ("class_weight", "even")]}[Est]
+    for name, value in bad:
+        with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of {Est.__name__} must be"):
+            Est(KS, **{name: value}).fit(X, y)
+
+
+def test_project_ball_refuses_what_has_no_projection():
+    v, z = np.ones(3), np.zeros(3)
+    for args, msg in [((v, z, -1.0, 1), "Lambda must be a positive"), ((v, z, 0.0, 2), "Lambda must be a positive"),
+                      ((v, -np.ones(3), 1.0, 2), "mu0 has negative entries"), ((np.r_[1.0, np.nan, 0], z, 1.0, 2), "v"),
+                      ((v, z, 1.0, 3), r"p must be one of \(1, 2\)"), ((v, z, 1.0, True), "not a boolean"),
+                      ((v, np.zeros(2), 1.0, 2), "mu0 must be a vector of 3"), ((np.ones((2, 2)), z, 1.0, 2), "1-D")]:
+        with pytest.raises(ValueError, match=msg):
+            project_ball(*args)
+    with pytest.raises(ValueError, match="rescale v and Lambda"):
+        project_ball(np.full(3, 1e308), z, 1e-300, 2)
+    np.testing.assert_allclose(project_ball(np.full(3, 1e6), z, 1e-3, 2), np.full(3, 1e-3 / np.sqrt(3)), rtol=1e-12)
+
+
+def test_combine_kernels_refuses_an_exponential_without_precision_and_a_single_matrix():
+    _, _, Ks = _problem(m=20)
+    with pytest.raises(ValueError, match="overflow.*Scale the kernels down"):
+        combine_kernels(Ks * 1e200, np.ones(4), "exp")
+    with pytest.raises(ValueError, match="no usable precision"):
+        combine_kernels(Ks, np.full(4, 100.0), "exp")
+    with pytest.raises(ValueError, match=r"one 2-D matrix .* Ks\[None\]"):
+        combine_kernels(Ks[0], np.ones(20))
+    np.testing.assert_allclose(combine_kernels(Ks[:1], [2.0]), 2 * Ks[0])
+    with pytest.raises(ValueError, match="NaN"):
+        combine_kernels(np.where(np.eye(20) > 0, np.nan, Ks), np.ones(4))
+
+
+def test_psd_modes_allow_refused_and_assume_labelled():
+    _, y, Ks = _problem(seed=12)
+    Kneg = Ks.copy()
+    Kneg[0] -= 3 * np.eye(len(y)) * np.abs(Ks[0]).max()              # indefinite
+    for f in (gmkl, lp_mkl, nlmkl, two_layer_mkl):
+        with pytest.raises(ValueError, match="psd='allow' is not available.*'assume'"):
+            f(Kneg, y, psd="allow")
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        gmkl(Kneg, y)
+    for f in (gmkl, lp_mkl):
+        r = f(Ks, y, psd="assume", tol=1e-5)
+        assert r.status == ASSUMED and r.converged and "assume" in r.message
+        assert f(Ks, y, psd="full", tol=1e-5).status == "optimal"
+
+
+def test_a_kernel_that_memorises_is_warned_about():
+    "Gaussian(1.0) on raw breast-cancer features is I on the sample: the machine memorises and predicts one class."
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[::4], y[::4]
+    for Est in (LpMKL, GMKL, TwoLayerMKL, NLMKL):
+        with pytest.warns(RuntimeWarning, match="memorise the training set.*standardise the features"):
+            Est([Gaussian(1.0)]).fit(X, y)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for Est in (LpMKL, GMKL, TwoLayerMKL):
+            Est().fit(X, y)                                    # the default bank adapts: no warning
+    with pytest.warns(RuntimeWarning, match="predicts one class on its own training set.*sigma"):
+        GMKL(KS, sigma=1e4).fit(X[:, :3], y)                  # a huge regulariser switches every kernel off
+
+
+def test_targets_a_method_cannot_learn_are_refused_with_the_alternative():
+    X, y, _ = _problem(m=30, seed=13)
+    for Est in (LpMKL, GMKL, TwoLayerMKL):
+        with pytest.raises(ValueError, match="binary classifier, but y is continuous.*NLMKL"):
+            Est(KS).fit(X, X[:, 0])
+        with pytest.raises(ValueError, match="OneVsRestClassifier"):
+            Est(KS).fit(X, np.arange(30) % 3)
+    with pytest.raises(ValueError, match=r"NLMKL is a regressor.*RegressionClassifier\(NLMKL\(\)\)"):
+        NLMKL(KS).fit(X, np.where(y > 0, "yes", "no"))
+    assert NLMKL(KS).fit(X, np.array([str(v) for v in X[:, 0]])).score(X, X[:, 0]) > 0   # numeric strings are numbers
+
+
+def test_nlmkl_model_is_the_kernel_ridge_fit_at_the_learned_weights():
+    "No second kernel ridge is trained: the solver's alpha at the learned weights is the one KRR would find."
+    from sklearn.kernel_ridge import KernelRidge
+    X, _, _ = _problem(seed=15)
+    t = X[:, 0] * X[:, 1] + np.sin(X[:, 2])
+    est = NLMKL(KS, lam=0.3).fit(X[:45], t[:45])
+    mu = est.weights_ * est.kernel_scale_
+    K, Kt = (combine_kernels(est.bank_.transform(Z), mu, "square") for Z in (X[:45], X[45:]))
+    ref = KernelRidge(kernel="precomputed", alpha=0.3).fit(K, t[:45] - t[:45].mean())
+    np.testing.assert_allclose(est.predict(X[45:]), ref.predict(Kt) + t[:45].mean(), rtol=1e-7, atol=1e-9)
+    assert not hasattr(est, "estimator_") and est.result_.status == "stationary point"
+
+
+def test_lp_mkl_and_gmkl_take_a_feature_stack_and_agree_with_its_explicit_stack():
+    from mklbook.kernels import FeatureStack
+    rng = np.random.default_rng(16)
+    Phi = rng.standard_normal((50, 6))
+    y = np.sign(Phi[:, 0] + 0.3 * rng.standard_normal(50))
+    fs = FeatureStack(Phi, [np.arange(2), np.arange(2, 4), np.arange(4, 6)])
+    for f in (lp_mkl, gmkl):
+        a, b = f(fs, y, tol=1e-6), f(fs.toarray(), y, tol=1e-6)
+        assert a.status == b.status == "optimal" and abs(a.objective - b.objective) <= 1e-6 * abs(b.objective)
