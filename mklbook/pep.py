@@ -745,10 +745,16 @@ class _Families:
         "`c' K_theta c` at every theta, from the rows and columns of the support of `c` only (no m x m kernel)."
         S = np.flatnonzero(c)
         cS = c[S]
-        if fam == "gaussian":
-            D = self.D2[np.ix_(S, S)]
-            E = np.empty_like(D)
-            return np.array([cS @ np.exp(np.multiply(D, -(2.0 ** th), out=E), out=E) @ cS for th in thetas])
+        if fam == "gaussian":                # exp(-2 tau D) = exp(-tau D)^2: an octave up is a square, not an exp
+            D, out, prev = self.D2[np.ix_(S, S)], [], {}
+            for th in thetas:
+                src = prev.get(round(float(th) - 1.0, 9))
+                E, k = (np.square(src[0]), src[1] + 1) if src is not None and src[1] < 4 else \
+                    (np.exp(np.multiply(D, -(2.0 ** th))), 0)          # an exp every 5th octave: error <= 32 eps
+                prev = {key: v for key, v in prev.items() if key > th - 1.0 + 1e-9}
+                prev[round(float(th), 9)] = (E, k)
+                out.append(cS @ E @ cS)
+            return np.array(out)
         B = self.base[np.ix_(S, S)]
         with np.errstate(over="ignore"):
             return np.array([cS @ (B ** th) @ cS * self.scale(fam, th) for th in thetas])
@@ -857,14 +863,16 @@ def _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range):
     return X, y_pm, tau_range, degree_range
 
 
-def _coarse_grid(fams, degree_range) -> list:
-    "`[(family, theta)]`: every power of two of tau (and the range's ends) and every integer degree in range."
+def _coarse_grid(fams, degree_range, step=0.5) -> list:
+    """`[(family, theta)]`: log2 tau in steps of `step` (half an octave: a peak of Q between two powers of two, behind a
+    dip, was missed at step 1 on ionosphere) with the range's ends, and every integer degree in range."""
     grid = []
     for fam in fams.families:
         lo, hi = fams.bounds[fam]
         ths = np.arange(np.ceil(lo), np.floor(hi) + 1)
         if fam == "gaussian":
-            ths = np.unique(np.r_[lo, ths, hi])          # the end points too: tau_range may hold no power of two
+            ths = np.arange(np.ceil(lo / step), np.floor(hi / step) + 1) * step
+            ths = np.unique(np.r_[lo, ths, hi])          # the end points too: tau_range may hold no grid point
         elif ths.size == 0:
             raise ValueError(f"degree_range={degree_range} holds no integer degree, and real degrees are not kernels; "
                              "use a range containing an integer, e.g. (2, 3).")
@@ -936,16 +944,24 @@ def _refine(fams, fam, lo, hi, th0, Q0, c, lam, t, rounds, xatol=1e-3):
     return best[0], best[1], worst
 
 
-def _price(fams, grid, c, lam, t, full, rounds):
-    """The most violated constraint found, `(Q, (family, theta), worst, starts)`: `Q(theta; c)` on the grid of every
-    family; with `full`, also a search in the bracket of *every* local maximum of the Gaussian scan (not only the best:
-    the plateau Q(tau -> inf) can win the grid while an interior peak is higher). Polynomial degrees are enumerated."""
-    best, worst, starts = (-np.inf, None), -np.inf, 0
+def _scan(fams, grid, c, lam, t) -> dict:
+    "`{family: (thetas, Q(theta; c))}` on the grid: `lam beta_hat` (cached) + `c'K c / 2` (support of c)."
+    out = {}
     for fam in fams.families:
         ths = np.array([th for f_, th in grid if f_ == fam])
         Qg = 0.5 * fams.quads(fam, ths, c)
         if lam > 0:
             Qg += lam * np.array([fams.top(fam, th, t)[0] for th in ths])
+        out[fam] = (ths, Qg)
+    return out
+
+
+def _price(fams, scans, c, lam, t, full, rounds):
+    """The most violated constraint found, `(Q, (family, theta), worst, starts)`: the best grid point of every family;
+    with `full`, also a search in the bracket of *every* local maximum of the Gaussian scan (not only the best: the
+    plateau Q(tau -> inf) can win the grid while an interior peak is higher). Polynomial degrees are enumerated."""
+    best, worst, starts = (-np.inf, None), -np.inf, 0
+    for fam, (ths, Qg) in scans.items():
         i = int(np.argmax(Qg))
         if Qg[i] > best[0]:
             best = (float(Qg[i]), (fam, float(ths[i])))
@@ -958,6 +974,7 @@ def _price(fams, grid, c, lam, t, full, rounds):
             if Qv > best[0]:
                 best = (Qv, (fam, th))
     return best[0], best[1], worst, starts
+
 
 # %% ../nbs/30_pep.ipynb #a1b2c3d4
 def _h(coef, y, task, epsilon) -> float:
@@ -1012,7 +1029,7 @@ def ifkl(X,                          # (m, n_features) training inputs
          degree_range=(1, 20),       # polynomial degrees d (its integers, enumerated: real d are not kernels)
          tol: float = 1e-3,          # stop when the certified gap (Q(theta_new; alpha_bar) - xi) / max(1, |P|) <= tol
          max_outer: int = 30,        # column-generation iterations
-         fkl_tol: float = 1e-6,      # certified gap of each master FKL (cutting planes, warm across iterations)
+         fkl_tol: float = 1e-6,      # gap of the master FKL (cutting planes, warm): max(fkl_tol, last gap / 10)
          sub_iter: int = 30,         # minorise-maximise rounds of the width search, per local maximum of the scan
          random_state=0,             # seeds the random first kernel theta^0 (when no `kernels` are given)
          warn: bool = True,          # ConvergenceWarning unless converged
@@ -1041,34 +1058,49 @@ def ifkl(X,                          # (m, n_features) training inputs
     peps = [_column_pep(fams, f_, th, K, lam, t) for (f_, th), K in zip(cols, Kcols)]
     pool = _CutPool(Kcols, y_pm, C, task, epsilon, 1e-9)
     hist, worst, status, gap, it, full = [], -np.inf, "unknown", np.inf, 0, False
+    exact_sup = "gaussian" not in fams.families or tau_range[0] == tau_range[1]   # every kernel enumerated
+    mtol = 1.0                                               # inexact masters while the outer gap is large
     for it in range(1, max_outer + 1):
-        jb, U, mgap, new, w = _pooled_fkl(pool, lam, np.array(peps), fkl_tol, 300, np.full(len(cols), 1.0 / len(cols)))
+        jb, U, mgap, new, w = _pooled_fkl(pool, lam, np.array(peps), mtol, 300, np.full(len(cols), 1.0 / len(cols)))
         abar = np.stack([r.coef for r in pool.machines], axis=1) @ w        # the master's dual solution, feasible
         xi = _h(abar, y_pm, task, epsilon) - U               # Q(theta; abar) <= xi for every theta would prove U optimal
         Q_cols = float(np.max(lam * np.array(peps) + 0.5 * _quads(pool.Ks, abar)))
+        scans = _scan(fams, grid, abar, lam, t)
         while True:                                          # the grid first; the local searches once it is satisfied
-            Q_new, theta_new, wv, starts = _price(fams, grid, abar, lam, t, full, sub_iter)
+            Q_new, theta_new, wv, starts = _price(fams, scans, abar, lam, t, full, sub_iter)
             worst = max(worst, wv)
             gap = (max(Q_new, Q_cols) - xi) / max(1.0, abs(U))
             if full or gap > tol:
                 break
             full = True
         hist.append({"xi": xi, "Q_new": Q_new, "theta_new": theta_new, "objective": U, "gap": gap, "searched": starts,
-                     "fkl_solves": new, "fkl_gap": mgap})
-        if gap <= tol or any(theta_new[0] == f_ and abs(theta_new[1] - th_) < 1e-9 for f_, th_ in cols):
-            status = ("optimal" if "gaussian" not in fams.families else IFKL_CONVERGED) if gap <= tol else "inaccurate"
+                     "fkl_solves": new, "fkl_gap": float(mgap)})
+        if gap <= tol:
+            status = "optimal" if exact_sup else IFKL_CONVERGED
             break
-        full = False
+        if Q_cols >= Q_new or any(theta_new[0] == f_ and abs(theta_new[1] - th_) < 1e-9 for f_, th_ in cols):
+            if mtol <= fkl_tol:                              # a known column, violated although the master is exact
+                status = "inaccurate"
+                break
+            mtol = max(fkl_tol, 0.01 * min(mtol, gap))       # the master was too loose to price: tighten it
+            continue
+        mtol, full = max(fkl_tol, min(mtol, 0.1 * gap)), False
         cols.append(theta_new)
         pool.add_column(fams.kernel(*theta_new))
         peps.append(_column_pep(fams, *theta_new, None, lam, t))
-    res = _master_result(pool, jb, U, mgap, lam, np.array(peps), t, task, fkl_tol, y_pm)
+    res = _master_result(pool, jb, U, mgap, lam, np.array(peps), t, task, mtol, y_pm)
     return _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn, abar, xi)
 
 # %% ../nbs/30_pep.ipynb #edaa0154
 class _PEPBase(KernelStackEstimator):
     "Shared plumbing: binary labels or real targets, the machine's decision function on the learned combination."
     _task = "classification"
+    _parameter_constraints: dict = {
+        **KernelStackEstimator._parameter_constraints,
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "t": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+    }
 
     def _targets(self, X, y):
         if self._task == "classification":
@@ -1092,7 +1124,8 @@ class _PEPBase(KernelStackEstimator):
         self.coef_, self.intercept_ = coef * s, bias * s + c
 
     def _check_t(self, m):
-        if not (isinstance(self.t, numbers.Integral) and 1 <= self.t <= m - 1):
+        "The bound on `t` that depends on the data (its type and `t >= 1` are declared)."
+        if self.t > m - 1:
             raise ValueError(f"t={self.t!r} principal eigenvalues needs an integer in [1, m-1] = [1, {m - 1}] for "
                              f"{m} training points; use a smaller t.")
 
@@ -1123,11 +1156,15 @@ class _Binary:
 
 # %% ../nbs/30_pep.ipynb #b233d4ec
 class _FKLBase(_PEPBase):
+    _parameter_constraints: dict = {**_PEPBase._parameter_constraints,
+                                    "method": [StrOptions({"silp", "reduced-gradient"})]}
+
     def _fit_stack(self, X):
         m = X.shape[0]
         self.bank_ = KernelBank(kernel_list(self.kernels, X, type(self).__name__, family="both"), normalize="trace",
                                 center=False)
-        Ks = self.bank_.fit_transform(X) * m
+        Ks = self.bank_.fit_transform(X)
+        Ks *= m                                     # in place: the stack is the bank's copy
         self._refuse_non_psd("the PEP and the SVM both need PSD kernels")
         return Ks
 
@@ -1209,6 +1246,15 @@ class FKLRegressor(RegressorMixin, _FKLBase):
 
 # %% ../nbs/30_pep.ipynb #770501e4
 class _IFKLBase(_PEPBase):
+    _parameter_constraints: dict = {
+        **_PEPBase._parameter_constraints,
+        "families": [list, tuple],          # their names are checked by `ifkl`
+        "tau_range": [list, tuple],
+        "degree_range": [list, tuple],
+        "standardize": ["boolean"],
+        "max_outer": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def fit(self,
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels (classifier) or real targets (regressor)
