@@ -375,8 +375,9 @@ def _combine(Ks, d):
     "`K_d = sum_k d_k K_k` over the non-zero weights: one axpy per kernel, no copy of the stack (`Ks` array or list)."
     nz = np.flatnonzero(d > 0)
     K = np.multiply(Ks[nz[0]], d[nz[0]])
+    tmp = np.empty_like(K) if nz.size > 1 else None     # one buffer: no fresh m x m temporary per kernel
     for k in nz[1:]:
-        K += d[k] * Ks[k]
+        K += np.multiply(Ks[k], d[k], out=tmp)
     return K
 
 
@@ -710,7 +711,7 @@ class _Families:
         self.families = tuple(families)
         self.bounds = {"gaussian": (np.log2(tau_range[0]), np.log2(tau_range[1])),
                        "polynomial": (float(degree_range[0]), float(degree_range[1]))}
-        self._top, self._v0 = {}, {}
+        self._top, self._v0, self._sub = {}, {}, None
         if "gaussian" in self.families:
             self.D2 = np.maximum(euclidean_distances(X, squared=True), 0.0)
         if "polynomial" in self.families:
@@ -745,8 +746,10 @@ class _Families:
         "`c' K_theta c` at every theta, from the rows and columns of the support of `c` only (no m x m kernel)."
         S = np.flatnonzero(c)
         cS = c[S]
+        if self._sub is None or self._sub[:2] != (fam, S.tobytes()):   # the same support: the same sub-matrix
+            self._sub = (fam, S.tobytes(), (self.D2 if fam == "gaussian" else self.base)[np.ix_(S, S)])
         if fam == "gaussian":                # exp(-2 tau D) = exp(-tau D)^2: an octave up is a square, not an exp
-            D, out, prev = self.D2[np.ix_(S, S)], [], {}
+            D, out, prev = self._sub[2], [], {}
             for th in thetas:
                 src = prev.get(round(float(th) - 1.0, 9))
                 E, k = (np.square(src[0]), src[1] + 1) if src is not None and src[1] < 4 else \
@@ -755,7 +758,7 @@ class _Families:
                 prev[round(float(th), 9)] = (E, k)
                 out.append(cS @ E @ cS)
             return np.array(out)
-        B = self.base[np.ix_(S, S)]
+        B = self._sub[2]
         with np.errstate(over="ignore"):
             return np.array([cS @ (B ** th) @ cS * self.scale(fam, th) for th in thetas])
 
@@ -957,23 +960,21 @@ def _scan(fams, grid, c, lam, t) -> dict:
 
 
 def _price(fams, scans, c, lam, t, full, rounds):
-    """The most violated constraint found, `(Q, (family, theta), worst, starts)`: the best grid point of every family;
-    with `full`, also a search in the bracket of *every* local maximum of the Gaussian scan (not only the best: the
-    plateau Q(tau -> inf) can win the grid while an interior peak is higher). Polynomial degrees are enumerated."""
-    best, worst, starts = (-np.inf, None), -np.inf, 0
+    """The constraints found most violated, `(candidates, worst, starts)`, best first: the best grid point of every
+    family; with `full`, the best point in the bracket of *every* local maximum of the Gaussian scan (not only the
+    best: the plateau Q(tau -> inf) can win the grid while an interior peak is higher). Degrees are enumerated."""
+    cands, worst, starts = [], -np.inf, 0
     for fam, (ths, Qg) in scans.items():
         i = int(np.argmax(Qg))
-        if Qg[i] > best[0]:
-            best = (float(Qg[i]), (fam, float(ths[i])))
+        cands.append((float(Qg[i]), (fam, float(ths[i]))))
         if not full or fam != "gaussian":
             continue
         for i in _local_maxima(Qg):
             lo, hi = ths[max(i - 1, 0)], ths[min(i + 1, len(ths) - 1)]
             th, Qv, wv = _refine(fams, fam, lo, hi, ths[i], float(Qg[i]), c, lam, t, rounds)
             worst, starts = max(worst, wv), starts + 1
-            if Qv > best[0]:
-                best = (Qv, (fam, th))
-    return best[0], best[1], worst, starts
+            cands.append((Qv, (fam, th)))
+    return sorted(cands, key=lambda q: -q[0]), worst, starts
 
 
 # %% ../nbs/30_pep.ipynb #a1b2c3d4
@@ -1067,7 +1068,8 @@ def ifkl(X,                          # (m, n_features) training inputs
         Q_cols = float(np.max(lam * np.array(peps) + 0.5 * _quads(pool.Ks, abar)))
         scans = _scan(fams, grid, abar, lam, t)
         while True:                                          # the grid first; the local searches once it is satisfied
-            Q_new, theta_new, wv, starts = _price(fams, scans, abar, lam, t, full, sub_iter)
+            cands, wv, starts = _price(fams, scans, abar, lam, t, full, sub_iter)
+            Q_new, theta_new = cands[0]
             worst = max(worst, wv)
             gap = (max(Q_new, Q_cols) - xi) / max(1.0, abs(U))
             if full or gap > tol:
@@ -1085,9 +1087,13 @@ def ifkl(X,                          # (m, n_features) training inputs
             mtol = max(fkl_tol, 0.01 * min(mtol, gap))       # the master was too loose to price: tighten it
             continue
         mtol, full = max(fkl_tol, min(mtol, 0.1 * gap)), False
-        cols.append(theta_new)
-        pool.add_column(fams.kernel(*theta_new))
-        peps.append(_column_pep(fams, *theta_new, None, lam, t))
+        for Qc, th_c in cands[:3]:                           # up to three violated columns (one per family or peak)
+            known = any(th_c[0] == f_ and abs(th_c[1] - th_) < 1e-9 for f_, th_ in cols)
+            if known or (Qc - xi) / max(1.0, abs(U)) <= tol:
+                continue
+            cols.append(th_c)
+            pool.add_column(fams.kernel(*th_c))
+            peps.append(_column_pep(fams, *th_c, None, lam, t))
     res = _master_result(pool, jb, U, mgap, lam, np.array(peps), t, task, mtol, y_pm)
     return _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn, abar, xi)
 
