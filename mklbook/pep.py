@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
+from fastcore.basics import patch
 import scipy.linalg as sla
 from scipy.optimize import minimize_scalar
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
@@ -370,7 +371,7 @@ def _check_fkl_problem(Ks, y, task, psd="check"):
         classes, y = None, _check_targets(y, m)
     return task, Ks, y, classes
 
-
+# %% ../nbs/30_pep.ipynb #acdd3892
 def _combine(Ks, d):
     "`K_d = sum_k d_k K_k` over the non-zero weights: one axpy per kernel, no copy of the stack (`Ks` array or list)."
     nz = np.flatnonzero(d > 0)
@@ -571,7 +572,7 @@ class _CutPool:
     def __len__(self):
         return len(self.h)
 
-
+# %% ../nbs/30_pep.ipynb #8bf688d0
 def _pooled_fkl(pool, lam, pep, tol, max_iter, d0):
     """Kelley's method for one (lam, t) over the pooled cuts. Returns (index of the best candidate, upper, gap, new
     solves, cut weights): the weights `w` (on the simplex, from the master LP's duals) certify the lower bound, and
@@ -742,41 +743,47 @@ class _Families:
         dtr = np.trace(dK)
         return K * (self.m / tr), (self.m / tr) * (dK - K * dtr / tr)
 
-    def quads(self, fam, thetas, c):
-        "`c' K_theta c` at every theta, from the rows and columns of the support of `c` only (no m x m kernel)."
-        S = np.flatnonzero(c)
-        cS = c[S]
-        if self._sub is None or self._sub[:2] != (fam, S.tobytes()):   # the same support: the same sub-matrix
-            self._sub = (fam, S.tobytes(), (self.D2 if fam == "gaussian" else self.base)[np.ix_(S, S)])
-        if fam == "gaussian":                # exp(-2 tau D) = exp(-tau D)^2: an octave up is a square, not an exp
-            D, out, prev = self._sub[2], [], {}
-            for th in thetas:
-                src = prev.get(round(float(th) - 1.0, 9))
-                E, k = (np.square(src[0]), src[1] + 1) if src is not None and src[1] < 4 else \
-                    (np.exp(np.multiply(D, -(2.0 ** th))), 0)          # an exp every 5th octave: error <= 32 eps
-                prev = {key: v for key, v in prev.items() if key > th - 1.0 + 1e-9}
-                prev[round(float(th), 9)] = (E, k)
-                out.append(cS @ E @ cS)
-            return np.array(out)
-        B = self._sub[2]
-        with np.errstate(over="ignore"):
-            return np.array([cS @ (B ** th) @ cS * self.scale(fam, th) for th in thetas])
+# %% ../nbs/30_pep.ipynb #94086029
+@patch
+def quads(self: _Families, fam, thetas, c):
+    "`c' K_theta c` at every theta, from the rows and columns of the support of `c` only (no m x m kernel)."
+    S = np.flatnonzero(c)
+    cS = c[S]
+    if self._sub is None or self._sub[:2] != (fam, S.tobytes()):   # the same support: the same sub-matrix
+        self._sub = (fam, S.tobytes(), (self.D2 if fam == "gaussian" else self.base)[np.ix_(S, S)])
+    if fam == "gaussian":                # exp(-2 tau D) = exp(-tau D)^2: an octave up is a square, not an exp
+        D, out, prev = self._sub[2], [], {}
+        for th in thetas:
+            src = prev.get(round(float(th) - 1.0, 9))
+            E, k = (np.square(src[0]), src[1] + 1) if src is not None and src[1] < 4 else \
+                (np.exp(np.multiply(D, -(2.0 ** th))), 0)          # an exp every 5th octave: error <= 32 eps
+            prev = {key: v for key, v in prev.items() if key > th - 1.0 + 1e-9}
+            prev[round(float(th), 9)] = (E, k)
+            out.append(cS @ E @ cS)
+        return np.array(out)
+    B = self._sub[2]
+    with np.errstate(over="ignore"):
+        return np.array([cS @ (B ** th) @ cS * self.scale(fam, th) for th in thetas])
 
-    def top(self, fam, theta, t):
-        """`(beta_hat_theta(t), U)`: the PEP and the top-t eigenvectors of `K_theta` (trace m), cached; Lanczos starts
-        from the family's last leading eigenvector (neighbouring kernels share their leading directions)."""
-        key = (fam, float(theta), int(t))
-        if key not in self._top:
-            w, U = top_eigen(self.kernel(fam, theta), t, vectors=True, v0=self._v0.get(fam))
-            self._top[key] = (float(min(max(w.sum() / self.m, 0.0), 1.0)), U)
-            self._v0[fam] = U[:, 0]
-        return self._top[key]
 
-    def make(self, fam, theta):
-        "The mklbook kernel object for an added column."
-        if fam == "gaussian":
-            return Gaussian(float(2.0 ** theta), standardize=self.standardize)
-        return Polynomial(int(round(theta)), coef0=self.s, standardize=self.standardize)
+@patch
+def top(self: _Families, fam, theta, t):
+    """`(beta_hat_theta(t), U)`: the PEP and the top-t eigenvectors of `K_theta` (trace m), cached; Lanczos starts
+    from the family's last leading eigenvector (neighbouring kernels share their leading directions)."""
+    key = (fam, float(theta), int(t))
+    if key not in self._top:
+        w, U = top_eigen(self.kernel(fam, theta), t, vectors=True, v0=self._v0.get(fam))
+        self._top[key] = (float(min(max(w.sum() / self.m, 0.0), 1.0)), U)
+        self._v0[fam] = U[:, 0]
+    return self._top[key]
+
+
+@patch
+def make(self: _Families, fam, theta):
+    "The mklbook kernel object for an added column."
+    if fam == "gaussian":
+        return Gaussian(float(2.0 ** theta), standardize=self.standardize)
+    return Polynomial(int(round(theta)), coef0=self.s, standardize=self.standardize)
 
 
 def _Q(K, coef, lam, t):
@@ -818,7 +825,7 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
             break
     return theta, Qv, it, worst
 
-
+# %% ../nbs/30_pep.ipynb #4669c9df
 IFKL_CONVERGED = "converged (local in τ)"   # the status of a gap <= tol measured against the widths the search found
 
 
@@ -946,7 +953,7 @@ def _refine(fams, fam, lo, hi, th0, Q0, c, lam, t, rounds, xatol=1e-3):
         th_s = th_n
     return best[0], best[1], worst
 
-
+# %% ../nbs/30_pep.ipynb #7bd7521d
 def _scan(fams, grid, c, lam, t) -> dict:
     "`{family: (thetas, Q(theta; c))}` on the grid: `lam beta_hat` (cached) + `c'K c / 2` (support of c)."
     out = {}
@@ -975,7 +982,6 @@ def _price(fams, scans, c, lam, t, full, rounds):
             worst, starts = max(worst, wv), starts + 1
             cands.append((Qv, (fam, th)))
     return sorted(cands, key=lambda q: -q[0]), worst, starts
-
 
 # %% ../nbs/30_pep.ipynb #a1b2c3d4
 def _h(coef, y, task, epsilon) -> float:
@@ -1017,6 +1023,40 @@ def _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, 
                                          f"{it} outer iterations). {out.message}".strip()), stacklevel=3)
     return out
 
+# %% ../nbs/30_pep.ipynb #db87db65
+def _certificate(pool, w, peps, lam, y, task, epsilon, U):
+    """`(alpha_bar, xi, max_cols Q)`: the master's dual solution (its LP duals `w` combine the machines; feasible),
+    `xi = h(alpha_bar) - U` (Q(theta; alpha_bar) <= xi for every theta would prove U optimal), and Q's max over the columns."""
+    abar = np.stack([r.coef for r in pool.machines], axis=1) @ w
+    xi = _h(abar, y, task, epsilon) - U
+    return abar, xi, float(np.max(lam * np.array(peps) + 0.5 * _quads(pool.Ks, abar)))
+
+
+def _pricing(fams, grid, abar, lam, t, rounds, Q_cols, xi, U, tol):
+    """`(candidates, gap, worst, starts)`: the grid first; the searches from every local maximum only once the grid shows
+    no violation above `tol`. The gap is the certified one, (max Q - xi) / max(1, |U|), when the searches ran."""
+    scans, full = _scan(fams, grid, abar, lam, t), False
+    while True:
+        cands, worst, starts = _price(fams, scans, abar, lam, t, full, rounds)
+        gap = (max(cands[0][0], Q_cols) - xi) / max(1.0, abs(U))
+        if full or gap > tol:
+            return cands, gap, worst, starts
+        full = True
+
+
+def _known(theta, cols) -> bool:
+    return any(theta[0] == f_ and abs(theta[1] - th_) < 1e-9 for f_, th_ in cols)
+
+
+def _add_columns(fams, pool, cols, peps, cands, xi, U, tol, lam, t):
+    "Add up to three violated, new columns (the best of each family or peak) to the master, with their PEPs."
+    for Qc, th_c in cands[:3]:
+        if _known(th_c, cols) or (Qc - xi) / max(1.0, abs(U)) <= tol:
+            continue
+        cols.append(th_c)
+        pool.add_column(fams.kernel(*th_c))
+        peps.append(_column_pep(fams, *th_c, None, lam, t))
+
 # %% ../nbs/30_pep.ipynb #2fd9e1a5
 def ifkl(X,                          # (m, n_features) training inputs
          y,                          # (m,) binary labels or real targets
@@ -1042,58 +1082,40 @@ def ifkl(X,                          # (m, n_features) training inputs
     $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
     \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
 
-    Master: FKL on the columns so far by cutting planes, its cuts kept across iterations; its LP duals give
-    $\bar{\boldsymbol\alpha}$, and $\mathfrak P-(h(\bar{\boldsymbol\alpha})-\max_\theta Q(\theta;\bar{\boldsymbol\alpha}))$
-    bounds the suboptimality. New columns: the grid scan, then a search from every local maximum of the Gaussian scan;
-    integer degrees enumerated. Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
+    Master: FKL on the columns by cutting planes (cuts kept across iterations); its LP duals give $\bar{\boldsymbol\alpha}$,
+    and $\mathfrak P-h(\bar{\boldsymbol\alpha})+\max_\theta Q(\theta;\bar{\boldsymbol\alpha})$ bounds the suboptimality (see `IFKLResult`).
+    Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
     t0 = time.perf_counter()
     task = _check_task(task)
     Xraw, y_pm, tau_range, degree_range = _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range)
-    tol, fkl_tol = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol")
+    tol, fkl_tol, lam = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol"), check_positive(lam, "lam", True)
     max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
-    lam = check_positive(lam, "lam", allow_zero=True)
     mean, scale = standardize_stats(Xraw) if standardize else (0.0, 1.0)
     fams = _Families((Xraw - mean) / scale, families, tau_range, degree_range, standardize)
     grid = _coarse_grid(fams, degree_range)
     cols, Kcols, fixed = _first_columns(fams, kernels, Xraw, random_state)
     peps = [_column_pep(fams, f_, th, K, lam, t) for (f_, th), K in zip(cols, Kcols)]
     pool = _CutPool(Kcols, y_pm, C, task, epsilon, 1e-9)
-    hist, worst, status, gap, it, full = [], -np.inf, "unknown", np.inf, 0, False
+    hist, worst, status, gap, it, mtol = [], -np.inf, "unknown", np.inf, 0, 1.0   # inexact masters while gap is large
     exact_sup = "gaussian" not in fams.families or tau_range[0] == tau_range[1]   # every kernel enumerated
-    mtol = 1.0                                               # inexact masters while the outer gap is large
     for it in range(1, max_outer + 1):
         jb, U, mgap, new, w = _pooled_fkl(pool, lam, np.array(peps), mtol, 300, np.full(len(cols), 1.0 / len(cols)))
-        abar = np.stack([r.coef for r in pool.machines], axis=1) @ w        # the master's dual solution, feasible
-        xi = _h(abar, y_pm, task, epsilon) - U               # Q(theta; abar) <= xi for every theta would prove U optimal
-        Q_cols = float(np.max(lam * np.array(peps) + 0.5 * _quads(pool.Ks, abar)))
-        scans = _scan(fams, grid, abar, lam, t)
-        while True:                                          # the grid first; the local searches once it is satisfied
-            cands, wv, starts = _price(fams, scans, abar, lam, t, full, sub_iter)
-            Q_new, theta_new = cands[0]
-            worst = max(worst, wv)
-            gap = (max(Q_new, Q_cols) - xi) / max(1.0, abs(U))
-            if full or gap > tol:
-                break
-            full = True
+        abar, xi, Q_cols = _certificate(pool, w, peps, lam, y_pm, task, epsilon, U)
+        cands, gap, wv, starts = _pricing(fams, grid, abar, lam, t, sub_iter, Q_cols, xi, U, tol)
+        (Q_new, theta_new), worst = cands[0], max(worst, wv)
         hist.append({"xi": xi, "Q_new": Q_new, "theta_new": theta_new, "objective": U, "gap": gap, "searched": starts,
                      "fkl_solves": new, "fkl_gap": float(mgap)})
         if gap <= tol:
             status = "optimal" if exact_sup else IFKL_CONVERGED
             break
-        if Q_cols >= Q_new or any(theta_new[0] == f_ and abs(theta_new[1] - th_) < 1e-9 for f_, th_ in cols):
+        if Q_cols >= Q_new or _known(theta_new, cols):
             if mtol <= fkl_tol:                              # a known column, violated although the master is exact
                 status = "inaccurate"
                 break
             mtol = max(fkl_tol, 0.01 * min(mtol, gap))       # the master was too loose to price: tighten it
             continue
-        mtol, full = max(fkl_tol, min(mtol, 0.1 * gap)), False
-        for Qc, th_c in cands[:3]:                           # up to three violated columns (one per family or peak)
-            known = any(th_c[0] == f_ and abs(th_c[1] - th_) < 1e-9 for f_, th_ in cols)
-            if known or (Qc - xi) / max(1.0, abs(U)) <= tol:
-                continue
-            cols.append(th_c)
-            pool.add_column(fams.kernel(*th_c))
-            peps.append(_column_pep(fams, *th_c, None, lam, t))
+        mtol = max(fkl_tol, min(mtol, 0.1 * gap))
+        _add_columns(fams, pool, cols, peps, cands, xi, U, tol, lam, t)
     res = _master_result(pool, jb, U, mgap, lam, np.array(peps), t, task, mtol, y_pm)
     return _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn, abar, xi)
 
@@ -1151,7 +1173,7 @@ class _PEPBase(KernelStackEstimator):
         f = self._decision(X)
         return self.classes_[(f > 0).astype(int)] if self._task == "classification" else f
 
-
+# %% ../nbs/30_pep.ipynb #191aa796
 class _Binary:
     "Mixin placed before ClassifierMixin: the paper's classifiers are binary (scikit-learn tag multi_class=False)."
 
@@ -1280,7 +1302,7 @@ class _IFKLBase(_PEPBase):
         self.n_iter_ = self.result_.n_outer
         return self
 
-
+# %% ../nbs/30_pep.ipynb #8f01f201
 class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
     r"""IFKL binary SVM (Liu et al. 2017): kernels chosen from continuous families by column generation, and their weights.
 
