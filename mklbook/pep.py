@@ -372,9 +372,34 @@ def _check_fkl_problem(Ks, y, task, psd="check"):
     return task, Ks, y, classes
 
 # %% ../nbs/30_pep.ipynb #acdd3892
+class _Columns:
+    "IFKL's kernels so far in one growing array (capacity doubled when full): a combination is one matrix-vector product."
+
+    def __init__(self, Ks):
+        m = Ks[0].shape[0]
+        self.buf, self.n = np.empty((max(4, 2 * len(Ks)), m, m)), 0
+        for K in Ks:
+            self.append(K)
+
+    def append(self, K):
+        if self.n == len(self.buf):
+            buf = np.empty((2 * self.n,) + self.buf.shape[1:])
+            buf[:self.n] = self.buf
+            self.buf = buf
+        self.buf[self.n] = K
+        self.n += 1
+
+    def __len__(self):
+        return self.n
+
+# %% ../nbs/30_pep.ipynb #cc64c1dc
 def _combine(Ks, d):
-    "`K_d = sum_k d_k K_k` over the non-zero weights: one axpy per kernel, no copy of the stack (`Ks` array or list)."
+    """`K_d = sum_k d_k K_k`, no copy of the stack: one matrix-vector product over the stack when most weights are
+    non-zero (one pass over the kernels), else one multiply-add per non-zero weight."""
+    Ks = Ks.buf[:Ks.n] if isinstance(Ks, _Columns) else Ks
     nz = np.flatnonzero(d > 0)
+    if isinstance(Ks, np.ndarray) and 2 * nz.size >= len(d):
+        return (d @ Ks.reshape(len(d), -1)).reshape(Ks.shape[1:])
     K = np.multiply(Ks[nz[0]], d[nz[0]])
     tmp = np.empty_like(K) if nz.size > 1 else None     # one buffer: no fresh m x m temporary per kernel
     for k in nz[1:]:
@@ -384,6 +409,7 @@ def _combine(Ks, d):
 
 def _quads(Ks, c):
     "`(c' K_k c)_k` for a stack (one matrix-vector product over the flattened stack) or a list of kernels."
+    Ks = Ks.buf[:Ks.n] if isinstance(Ks, _Columns) else Ks
     if isinstance(Ks, np.ndarray):
         p, m, _ = Ks.shape
         return (Ks.reshape(p * m, m) @ c).reshape(p, m) @ c
@@ -761,9 +787,13 @@ def quads(self: _Families, fam, thetas, c):
             prev[round(float(th), 9)] = (E, k)
             out.append(cS @ E @ cS)
         return np.array(out)
-    B = self._sub[2]
+    B, out, P, d0 = self._sub[2], [], None, None
     with np.errstate(over="ignore"):
-        return np.array([cS @ (B ** th) @ cS * self.scale(fam, th) for th in thetas])
+        for th in thetas:                     # consecutive integer degrees: B^d = B^(d-1) o B, a product, not a power
+            P = P * B if P is not None and th == d0 + 1 else B ** th
+            d0 = th
+            out.append(cS @ P @ cS * self.scale(fam, th))
+    return np.array(out)
 
 
 @patch
@@ -1095,7 +1125,7 @@ def ifkl(X,                          # (m, n_features) training inputs
     grid = _coarse_grid(fams, degree_range)
     cols, Kcols, fixed = _first_columns(fams, kernels, Xraw, random_state)
     peps = [_column_pep(fams, f_, th, K, lam, t) for (f_, th), K in zip(cols, Kcols)]
-    pool = _CutPool(Kcols, y_pm, C, task, epsilon, 1e-9)
+    pool = _CutPool(_Columns(Kcols), y_pm, C, task, epsilon, 1e-9)
     hist, worst, status, gap, it, mtol = [], -np.inf, "unknown", np.inf, 0, 1.0   # inexact masters while gap is large
     exact_sup = "gaussian" not in fams.families or tau_range[0] == tau_range[1]   # every kernel enumerated
     for it in range(1, max_outer + 1):
