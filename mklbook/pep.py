@@ -809,6 +809,13 @@ def top(self: _Families, fam, theta, t):
 
 
 @patch
+def cached(self: _Families, fam, theta, t):
+    "The PEP of `K_theta` if `top` has computed it, else None."
+    hit = self._top.get((fam, float(theta), int(t)))
+    return None if hit is None else hit[0]
+
+
+@patch
 def make(self: _Families, fam, theta):
     "The mklbook kernel object for an added column."
     if fam == "gaussian":
@@ -985,15 +992,24 @@ def _refine(fams, fam, lo, hi, th0, Q0, c, lam, t, rounds, xatol=1e-3):
 
 # %% ../nbs/30_pep.ipynb #7bd7521d
 def _scan(fams, grid, c, lam, t) -> dict:
-    "`{family: (thetas, Q(theta; c))}` on the grid: `lam beta_hat` (cached) + `c'K c / 2` (support of c)."
-    out = {}
-    for fam in fams.families:
-        ths = np.array([th for f_, th in grid if f_ == fam])
-        Qg = 0.5 * fams.quads(fam, ths, c)
-        if lam > 0:
-            Qg += lam * np.array([fams.top(fam, th, t)[0] for th in ths])
-        out[fam] = (ths, Qg)
-    return out
+    """`{family: (thetas, Q, exact)}` on the grid, `Q = lam beta_hat + c'K c / 2` (quadratic forms on the support of c).
+    A PEP is computed (once: cached) only where it can matter: `0 <= beta <= 1`, so a point whose `c'K c / 2 + lam` is
+    below the best exact Q cannot win the grid; its entry is then the lower bound `c'K c / 2` (`exact` False)."""
+    half = {fam: 0.5 * fams.quads(fam, np.array([th for f_, th in grid if f_ == fam]), c) for fam in fams.families}
+    ths = {fam: np.array([th for f_, th in grid if f_ == fam]) for fam in fams.families}
+    if lam == 0:
+        return {fam: (ths[fam], half[fam], np.ones(len(ths[fam]), bool)) for fam in fams.families}
+    exact = {fam: np.array([fams.cached(fam, th, t) is not None for th in ths[fam]]) for fam in fams.families}
+    Q = {fam: half[fam] + lam * np.array([fams.cached(fam, th, t) or 0.0 for th in ths[fam]]) for fam in fams.families}
+    best = max([Q[f][exact[f]].max() for f in fams.families if exact[f].any()], default=-np.inf)
+    order = sorted(((half[f][j] + lam, f, j) for f in fams.families for j in range(len(ths[f])) if not exact[f][j]),
+                   reverse=True)
+    for ub, f, j in order:                          # largest upper bound first, until none can beat the best
+        if ub < best:
+            break
+        Q[f][j], exact[f][j] = half[f][j] + lam * fams.top(f, ths[f][j], t)[0], True
+        best = max(best, Q[f][j])
+    return {fam: (ths[fam], Q[fam], exact[fam]) for fam in fams.families}
 
 
 def _price(fams, scans, c, lam, t, full, rounds):
@@ -1001,12 +1017,12 @@ def _price(fams, scans, c, lam, t, full, rounds):
     family; with `full`, the best point in the bracket of *every* local maximum of the Gaussian scan (not only the
     best: the plateau Q(tau -> inf) can win the grid while an interior peak is higher). Degrees are enumerated."""
     cands, worst, starts = [], -np.inf, 0
-    for fam, (ths, Qg) in scans.items():
-        i = int(np.argmax(Qg))
+    for fam, (ths, Qg, exact) in scans.items():
+        i = int(np.argmax(Qg))                      # exact: a pruned entry is below the best exact value
         cands.append((float(Qg[i]), (fam, float(ths[i]))))
         if not full or fam != "gaussian":
             continue
-        for i in _local_maxima(Qg):
+        for i in [i for i in _local_maxima(Qg) if exact[i]]:   # pruned points cannot beat the best on the grid
             lo, hi = ths[max(i - 1, 0)], ths[min(i + 1, len(ths) - 1)]
             th, Qv, wv = _refine(fams, fam, lo, hi, ths[i], float(Qg[i]), c, lam, t, rounds)
             worst, starts = max(worst, wv), starts + 1
