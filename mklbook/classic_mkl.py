@@ -408,7 +408,7 @@ def ikl(X,                          # (m, n_features) training inputs
         degree_range=(1, 20),       # polynomial degrees (the integers, enumerated)
         tol: float = 1e-3,          # stop when the certified gap (largest violation found at alpha_bar) is <= tol
         max_outer: int = 30,        # column-generation iterations
-        master_tol: float = 1e-6,   # certified gap of each L1-MKL master problem
+        master_tol: float = 1e-6,   # gap of the L1-MKL masters: max(master_tol, the last outer gap / 10)
         random_state=0,             # seeds the random first kernel
         kernels=None,               # PSD mklbook kernels to start from instead of one random kernel
         standardize: bool = False,  # search on standardised features
