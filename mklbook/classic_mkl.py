@@ -681,9 +681,9 @@ def ikl(X,                          # (m, n_features) training inputs
         families=("gaussian", "polynomial"),  # kernel families searched
         tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
         degree_range=(1, 20),       # polynomial degrees (the integers, enumerated)
-        tol: float = 1e-3,          # stop when the largest violation found, relative to the objective, is <= tol
+        tol: float = 1e-3,          # stop when the certified gap (largest violation found at alpha_bar) is <= tol
         max_outer: int = 30,        # column-generation iterations
-        master_tol: float = 1e-6,   # certified gap of each L1-MKL master problem
+        master_tol: float = 1e-6,   # gap of the L1-MKL masters: max(master_tol, the last outer gap / 10)
         random_state=0,             # seeds the random first kernel
         kernels=None,               # PSD mklbook kernels to start from instead of one random kernel
         standardize: bool = False,  # search on standardised features
@@ -693,18 +693,21 @@ def ikl(X,                          # (m, n_features) training inputs
 
     $$\min_{\mu\in\Delta}\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\sum_\theta\mu_\theta\,
     \alpha^\top\mathbf Y\mathbf K_\theta\mathbf Y\alpha,\qquad
-    \text{violation}=\frac{\max_\theta\tfrac12\alpha^\top\mathbf Y\mathbf K_\theta\mathbf Y\alpha-\xi}{\max(1,|J|)}$$
+    \text{gap}=\frac{\max_\theta\tfrac12\bar\alpha^\top\mathbf Y\mathbf K_\theta\mathbf Y\bar\alpha-\xi}{\max(1,|J|)},\quad
+    \xi=\mathbf 1^\top\bar\alpha-J$$
 
     over Gaussian widths and polynomial degrees, each kernel at trace $m$. It is IFKL's column generation with the PEP
-    weight $\lambda=0$: the master problem is L1-MKL (SILP) on the columns found so far, the new column the most
-    violated constraint found (all integer degrees; Gaussian $\log_2\tau$ grid + local ascent: a local certificate).
+    weight $\lambda=0$: the master problem is L1-MKL (cutting planes) on the columns found so far, $\bar\alpha$ its dual
+    solution, the new column the most violated constraint found (all integer degrees; a half-octave $\log_2\tau$ grid
+    and a search from each of its local maxima: a certificate local in $\tau$).
 
     Reference: gehler2008ikl; liu2017ifkl, Algorithms 2-3 (the shared column generation)."""
     res = ifkl(X, y, lam=0.0, t=1, C=C, task="classification", families=families, tau_range=tau_range,
                degree_range=degree_range, tol=tol, max_outer=max_outer, fkl_tol=master_tol,
                random_state=random_state, warn=False, kernels=kernels, standardize=standardize)
+    from mklbook.pep import IFKL_CONVERGED
     res.solver = "ikl-column-generation"
-    if warn and res.status != "converged":
+    if warn and res.status not in ("optimal", IFKL_CONVERGED):
         warnings.warn(ConvergenceWarning(f"ikl stopped with status {res.status!r} (violation {res.gap:.2e}, tol "
                                          f"{res.tol:.1e}, {res.n_outer} outer iterations). {res.message}".strip()),
                       stacklevel=2)

@@ -9,30 +9,35 @@ import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
+from fastcore.basics import patch
 import scipy.linalg as sla
-from scipy.sparse.linalg import eigsh
+from scipy.optimize import minimize_scalar
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 from scipy.special import comb
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator
-from .kernels import (Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_int, check_positive,
-                      check_psd, check_stack,
+from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_int, check_positive,
+                      check_psd, check_stack, psd_violation,
                       check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
                       standardize_stats)
-from .solvers import SolverResult, _check_targets, svm_dual, svr_dual
+from .solvers import (SolverError, SolverResult, _check_targets, label_assumed, solve_lp, svm_dual,
+                             svr_dual)
 
 # %% auto #0
-__all__ = ['PEP_TAUS', 'PEP_DEGREES', 'top_eigen', 'empirical_pep', 'mehler_eigenvalues', 'gaussian_pep', 'theorem1_bound',
-           'corollary1_bound', 'theorem2_bound', 'corollary2_bound', 'rademacher_bound', 'FKLResult', 'fkl', 'fkl_path',
-           'polynomial_scale', 'pep_bank', 'IFKLResult', 'ifkl', 'FKLClassifier', 'FKLRegressor', 'IFKLClassifier',
-           'IFKLRegressor']
+__all__ = ['PEP_TAUS', 'PEP_DEGREES', 'IFKL_CONVERGED', 'top_eigen', 'empirical_pep', 'mehler_eigenvalues', 'gaussian_pep',
+           'theorem1_bound', 'corollary1_bound', 'theorem2_bound', 'corollary2_bound', 'rademacher_bound', 'FKLResult',
+           'fkl', 'fkl_path', 'polynomial_scale', 'pep_bank', 'IFKLResult', 'ifkl', 'FKLClassifier', 'FKLRegressor',
+           'IFKLClassifier', 'IFKLRegressor']
 
 # %% ../nbs/30_pep.ipynb #9a97f301
 def _check_ts(t, m: int) -> tuple[np.ndarray, bool]:
@@ -50,27 +55,35 @@ def top_eigen(K,                      # (m, m) symmetric matrix
               t: int,                 # how many of the largest eigenvalues
               vectors: bool = False,  # also return their eigenvectors, as the columns of an (m, t) array
               method: str = "auto",   # "eigh" (LAPACK `subset_by_index`), "eigsh" (ARPACK Lanczos) or "auto"
+              v0=None,                # (m,) Lanczos starting vector (e.g. a nearby kernel's leading eigenvector)
               ):
     r"""The `t` largest eigenvalues of a symmetric `K`, in decreasing order (and, with `vectors`, their eigenvectors).
 
     $$\lambda_1(\mathbf K)\ge\dots\ge\lambda_t(\mathbf K),\qquad\mathbf K\mu_j=\lambda_j(\mathbf K)\,\mu_j$$
 
-    "auto" is LAPACK's MRRR up to m = 2000 and ARPACK's Lanczos (O(t m^2) per sweep) above.
-    Reference: liu2017ifkl, Definition 2 (the PEP needs only these and the trace)."""
+    "auto" is ARPACK's Lanczos (matrix-vector products, $O(m^2)$ each) when $m>256$ and $t\le m/8$, else LAPACK's
+    MRRR ($O(m^3)$, the full tridiagonal reduction); both to machine precision, and Lanczos falls back to LAPACK if it
+    fails to converge. Reference: liu2017ifkl, Definition 2 (the PEP needs only these and the trace)."""
     m = K.shape[0]
     if method == "auto":
-        method = "eigh" if m <= 2000 else "eigsh"
+        method = "eigsh" if m > 256 and 8 * t <= m else "eigh"
+    if method == "eigsh":
+        start = np.ones(m) / np.sqrt(m) if v0 is None else np.asarray(v0, dtype=np.float64)
+        try:
+            out = eigsh(K, k=t, which="LA", return_eigenvectors=vectors, v0=start)
+        except (ArpackNoConvergence, ArpackError):
+            method = "eigh"
+    elif method != "eigh":
+        raise ValueError(f"method must be 'auto', 'eigh' or 'eigsh'; got {method!r}.")
     if method == "eigh":
         try:
             out = sla.eigh(K, subset_by_index=[m - t, m - 1], eigvals_only=not vectors, check_finite=False,
                            driver="evr")
+            if (out[0] if vectors else out).size != t:      # MRRR can return nothing on a cluster (K = I)
+                raise np.linalg.LinAlgError("MRRR returned no eigenvalues")
         except np.linalg.LinAlgError:       # MRRR can fail on badly scaled spectra: divide and conquer, full spectrum
             w, V = np.linalg.eigh(K)
             out = (w[m - t:], V[:, m - t:]) if vectors else w[m - t:]
-    elif method == "eigsh":
-        out = eigsh(K, k=t, which="LA", return_eigenvectors=vectors, v0=np.ones(m) / np.sqrt(m))
-    else:
-        raise ValueError(f"method must be 'auto', 'eigh' or 'eigsh'; got {method!r}.")
     if vectors:
         w, V = out
         order = np.argsort(w)[::-1]
@@ -78,33 +91,23 @@ def top_eigen(K,                      # (m, m) symmetric matrix
     return np.sort(out)[::-1]
 
 # %% ../nbs/30_pep.ipynb #142cc866
-def _psd_violation(K, w_max: float, rtol: float = 1e-8):
-    """None when `lambda_min(K) >= -rtol * w_max`, else the smallest eigenvalue.
-
-    A Cholesky factorisation of `K + rtol w_max I` (m^3/3 flops, cheaper than any eigensolver) succeeds exactly when
-    the shifted matrix is positive definite; only when it fails is `lambda_min` computed (`subset_by_index=[0, 0]`)."""
-    shift = rtol * max(w_max, 0.0)
-    try:
-        sla.cholesky(K + shift * np.eye(K.shape[0]), lower=True, check_finite=False)
-        return None
-    except np.linalg.LinAlgError:
-        w_min = float(sla.eigh(K, subset_by_index=[0, 0], eigvals_only=True, check_finite=False)[0])
-        return w_min if w_min < -shift else None
-
-
 def empirical_pep(K,                 # (m, m) kernel matrix, or a stack (p, m, m)
                   t,                 # number of principal eigenvalues: an int in [1, m-1] or a list of them
                   method: str = "auto",  # "auto" | "eigh" | "eigsh" (see `top_eigen`)
+                  psd: str = "check",    # "check" (sampled test), "full" (Cholesky), "assume" / "trusted" (no test)
                   ):
     r"""Empirical t-PEP (Definition 2): the share of the trace of a PSD kernel matrix held by its `t` largest eigenvalues.
 
     $$\hat\beta(K,t)=\frac{\sum_{i=1}^t\lambda_i(\mathbf K)}{\operatorname{tr}(\mathbf K)}\in[0,1]$$
 
     A matrix and an int `t` give a float; a stack gives one value per kernel; a list of `t` adds a last axis.
-    Matrices with zero trace or a smallest eigenvalue below $-10^{-8}\lambda_1$ (not PSD) are refused.
+    Refused: a zero trace, a kernel shown not PSD (`psd`, as in `mklbook.kernels.check_psd`: "check" tests the diagonal
+    and a random principal sub-matrix, "full" the whole matrix), and top eigenvalues summing to more than the trace.
     Reference: liu2017ifkl, Definition 2."""
     single_K = np.ndim(K) == 2
     Ks = check_stack(K, name="K", symmetric=True)
+    if psd not in ("check", "full", "assume", "trusted"):
+        raise ValueError(f"psd must be 'check', 'full', 'assume' or 'trusted'; got {psd!r} (the PEP needs PSD kernels).")
     m = Ks.shape[1]
     ts, single_t = _check_ts(t, m)
     out = np.empty((Ks.shape[0], ts.size))
@@ -113,12 +116,13 @@ def empirical_pep(K,                 # (m, m) kernel matrix, or a stack (p, m, m
         if not tr > 0:
             raise ValueError(f"K[{k}] has trace {tr:.3g} <= 0: the PEP is undefined for a zero (or non-PSD) kernel; "
                              "drop it from the bank.")
+        if psd in ("check", "full"):
+            w_min = psd_violation(Kk, sample=None if psd == "full" else _psd_sample_size(m))
+            if w_min is not None:
+                raise ValueError(f"K[{k}] is not positive semi-definite: its smallest eigenvalue is at most {w_min:.6g}. "
+                                 "The PEP needs PSD kernels: drop indefinite ones (e.g. Sigmoid kernels, real polynomial "
+                                 "degrees) or project K onto the PSD cone first.")
         w = top_eigen(Kk, int(ts.max()), method=method)
-        w_min = _psd_violation(Kk, w[0])
-        if w_min is not None:
-            raise ValueError(f"K[{k}] is not positive semi-definite: its smallest eigenvalue is {w_min:.6g} (largest "
-                             f"{w[0]:.6g}). The PEP needs PSD kernels: drop indefinite ones (e.g. Sigmoid kernels, real "
-                             "polynomial degrees) or project K onto the PSD cone first.")
         out[k] = np.cumsum(w)[ts - 1] / tr
         if out[k].max() > 1 + 1e-8:
             raise ValueError(f"K[{k}] is not positive semi-definite: its {ts.max()} largest eigenvalues sum to "
@@ -367,27 +371,72 @@ def _check_fkl_problem(Ks, y, task, psd="check"):
         classes, y = None, _check_targets(y, m)
     return task, Ks, y, classes
 
+# %% ../nbs/30_pep.ipynb #acdd3892
+class _Columns:
+    "IFKL's kernels so far in one growing array (capacity doubled when full): a combination is one matrix-vector product."
+
+    def __init__(self, Ks):
+        m = Ks[0].shape[0]
+        self.buf, self.n = np.empty((max(4, 2 * len(Ks)), m, m)), 0
+        for K in Ks:
+            self.append(K)
+
+    def append(self, K):
+        if self.n == len(self.buf):
+            buf = np.empty((2 * self.n,) + self.buf.shape[1:])
+            buf[:self.n] = self.buf
+            self.buf = buf
+        self.buf[self.n] = K
+        self.n += 1
+
+    def __len__(self):
+        return self.n
+
+# %% ../nbs/30_pep.ipynb #cc64c1dc
+def _combine(Ks, d):
+    """`K_d = sum_k d_k K_k`, no copy of the stack: one matrix-vector product over the stack when most weights are
+    non-zero (one pass over the kernels), else one multiply-add per non-zero weight."""
+    Ks = Ks.buf[:Ks.n] if isinstance(Ks, _Columns) else Ks
+    nz = np.flatnonzero(d > 0)
+    if isinstance(Ks, np.ndarray) and 2 * nz.size >= len(d):
+        return (d @ Ks.reshape(len(d), -1)).reshape(Ks.shape[1:])
+    K = np.multiply(Ks[nz[0]], d[nz[0]])
+    tmp = np.empty_like(K) if nz.size > 1 else None     # one buffer: no fresh m x m temporary per kernel
+    for k in nz[1:]:
+        K += np.multiply(Ks[k], d[k], out=tmp)
+    return K
+
+
+def _quads(Ks, c):
+    "`(c' K_k c)_k` for a stack (one matrix-vector product over the flattened stack) or a list of kernels."
+    Ks = Ks.buf[:Ks.n] if isinstance(Ks, _Columns) else Ks
+    if isinstance(Ks, np.ndarray):
+        p, m, _ = Ks.shape
+        return (Ks.reshape(p * m, m) @ c).reshape(p, m) @ c
+    return np.array([c @ (K @ c) for K in Ks])
+
 
 def _machine(Ks, y, d, C, task, epsilon, svm_tol):
     "Solve the SVM / SVR on `K_d`; return `(result, W, quad)` with `quad_k = alpha' H_k alpha`."
-    nz = d > 0
-    K = np.tensordot(d[nz], Ks[nz], axes=1)
+    K = _combine(Ks, d)
     if task == "classification":
         r = svm_dual(K, y, C=C, tol=svm_tol, warn=False, psd="trusted")      # the stack was checked on entry
     else:
         r = svr_dual(K, y, C=C, epsilon=epsilon, tol=svm_tol, warn=False, psd="trusted")
+    del K
     if r.status in ("infeasible", "unbounded", "error") or r.coef is None:
         raise RuntimeError(f"the kernel machine failed inside FKL (status {r.status!r}): {r.message}")
-    return r, float(r.objective), stack_quad(Ks, r.coef)
+    return r, float(r.objective), _quads(Ks, r.coef)
 
 
-def _finish_result(res, gap, tol, t0, warn, name):
+def _finish_result(res, gap, tol, t0, warn, name, psd="check"):
     res.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
     res.tol = float(tol)
     res.status = "optimal" if res.gap <= tol else res.status if res.status not in ("unknown", "optimal") else "max_iter"
     res.time = time.perf_counter() - t0
     res.solver = name
-    if warn and res.status != "optimal":
+    label_assumed(res, psd)                 # psd="assume": "optimal (PSD assumed)"
+    if warn and not res.converged:
         res.warn_if_not_optimal(stacklevel=3)
     return res
 
@@ -396,7 +445,7 @@ def _fkl_start(Ks, t, d0, pep):
     "The PEPs `beta_hat_k(t)` (computed, or checked when given) and the starting weights (uniform, or `d0` normalised)."
     p, m, _ = Ks.shape
     if pep is None:
-        pep = empirical_pep(Ks, t)
+        pep = empirical_pep(Ks, t, psd="trusted")          # the stack was checked on entry
     else:
         _check_ts(t, m)
         pep = check_weights(pep, p, name="pep")
@@ -440,7 +489,6 @@ def _armijo(Ks, y, d, D, g, P, f, eta_scale, C, task, epsilon, svm_tol, sigma):
         eta /= 2
     return None, None, None, None, eta, solves
 
-
 # %% ../nbs/30_pep.ipynb #d3d2b906
 def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e.g. normalised to trace m)
         y,                       # (m,) binary labels (classification) or real targets (regression)
@@ -470,7 +518,7 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
     if method not in ("reduced-gradient", "silp"):
         raise ValueError(f"method must be 'reduced-gradient' or 'silp'; got {method!r}.")
     if method == "silp":
-        return _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes)
+        return _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes, psd)
     f = lambda W, dd: W - lam * dd @ pep               # P(d) = W(d) - lam d'beta
     r, W, quad = _machine(Ks, y, d, C, task, epsilon, svm_tol)
     P, n_solves, it, eta_scale, status, msg = f(W, d), 1, 0, 1.0, "unknown", ""
@@ -500,11 +548,10 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
                     alpha=(y * r.coef if task == "classification" else r.coef), pep=pep, Q=Q, lam=float(lam),
                     t=int(t), task=task, n_iter=it, n_solves=n_solves, history=np.array(hist), classes=classes)
     res.message = msg
-    return _finish_result(res, gap, tol, t0, warn, "fkl-reduced-gradient")
-
+    return _finish_result(res, gap, tol, t0, warn, "fkl-reduced-gradient", psd)
 
 # %% ../nbs/30_pep.ipynb #b2b0e5c8
-def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes):
+def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes, psd="check"):
     "FKL by cutting planes (`mklbook.solvers.simplex_cutting_planes`): `theta >= h_j - d'Q_j`, one cut per machine solve."
     from mklbook.solvers import simplex_cutting_planes
 
@@ -518,56 +565,82 @@ def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, w
     res = FKLResult(objective=float(cp_.objective), status="unknown", weights=cp_.x, coef=r.coef, bias=float(r.bias),
                     alpha=(y * r.coef if task == "classification" else r.coef), pep=pep, Q=Q, lam=float(lam), t=int(t),
                     task=task, n_iter=cp_.n_iter, n_solves=cp_.n_iter, history=cp_.history, classes=classes)
-    return _finish_result(res, cp_.gap, tol, t0, warn, "fkl-silp")
+    return _finish_result(res, cp_.gap, tol, t0, warn, "fkl-silp", psd)
 
 # %% ../nbs/30_pep.ipynb #6fa0082c
 class _CutPool:
-    "Machine solves on one stack, reusable as FKL cuts for any (lam, t): `P(d') >= h_j - d'(q_j/2 + lam beta)`."
+    """Machine solves, reusable as FKL cuts for any (lam, t) and any later set of columns:
+    `P(d') >= h_j - d'(q_j/2 + lam beta)` with `h_j` the machine's linear term (`1'alpha`, or `y'beta - eps|beta|_1`)."""
 
     def __init__(self, Ks, y, C, task, epsilon, svm_tol):
         self.Ks, self.y, self.C, self.task, self.epsilon, self.svm_tol = Ks, y, C, task, epsilon, svm_tol
         self.h, self.q, self.d, self.machines = [], [], [], []
+
+    @property
+    def p(self):
+        return len(self.Ks)
 
     def solve(self, d):
         "One machine solve at `d`: adds the cut (h, q) and keeps the machine as a candidate."
         r, W, quad = _machine(self.Ks, self.y, d, self.C, self.task, self.epsilon, self.svm_tol)
         self.h.append(W + 0.5 * d @ quad); self.q.append(quad); self.d.append(d.copy()); self.machines.append(r)
 
+    def add_column(self, K):
+        """A new kernel (a list of columns only): every pooled cut gains its entry `c_j' K c_j`, weight 0 at `d_j`.
+        The cuts stay valid (each is `P(d') >= h(alpha_j) - d'Q(alpha_j)` for any `d'`), so the master restarts warm."""
+        self.Ks.append(K)
+        if self.machines:
+            Cm = np.stack([r.coef for r in self.machines], axis=1)             # (m, J): one product for all cuts
+            qn = np.einsum("ij,ij->j", Cm, K @ Cm)
+            self.q = [np.r_[q, v] for q, v in zip(self.q, qn)]
+            self.d = [np.r_[d, 0.0] for d in self.d]
+
     def __len__(self):
         return len(self.h)
 
-
+# %% ../nbs/30_pep.ipynb #8bf688d0
 def _pooled_fkl(pool, lam, pep, tol, max_iter, d0):
-    "Kelley's method for one (lam, t) over the pooled cuts; returns (index of the best candidate, upper, gap, new solves)."
-    from mklbook.solvers import SolverError, solve_lp
-    p = pool.Ks.shape[0]
+    """Kelley's method for one (lam, t) over the pooled cuts. Returns (index of the best candidate, upper, gap, new
+    solves, cut weights): the weights `w` (on the simplex, from the master LP's duals) certify the lower bound, and
+    `sum_j w_j alpha_j` is a feasible dual whose value is at least that bound (the restricted problem's near-optimal alpha)."""
+    p = pool.p
     if len(pool) == 0:
         pool.solve(d0)
     A_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [(0, None)] * p + [(None, None)]
-    new, lower = 0, -np.inf
+    new, lower, w_low = 0, -np.inf, None
     while True:
         h, G = np.array(pool.h), 0.5 * np.array(pool.q) + lam * pep            # cuts: theta >= h_j - G_j.d
         vals = h - np.einsum("jk,jk->j", G, np.array(pool.d))                   # P(d_j) of every pooled candidate
         jb = int(np.argmin(vals))
         upper = float(vals[jb])
         # a free lower bound first: one cut alone, minimised over the simplex (a vertex), h_j - max_k G_jk
-        lower = max(lower, float(np.max(h - G.max(axis=1))))
+        one = h - G.max(axis=1)
+        if one.max() > lower:
+            lower, w_low = float(one.max()), np.eye(len(h))[int(np.argmax(one))]
         if (upper - lower) / max(abs(upper), 1.0) <= tol:
-            return jb, upper, (upper - lower) / max(abs(upper), 1.0), new
+            return jb, upper, (upper - lower) / max(abs(upper), 1.0), new, _pad(w_low, len(h))
         sigma = max(1.0, np.abs(h).max(), np.abs(G).max())
         lp = solve_lp(np.r_[np.zeros(p), 1.0], np.c_[-G / sigma, -np.ones(len(h))], -h / sigma, A_eq, [1.0], bounds,
                       tol=1e-9, warn=False)
         if lp.x is None or lp.gap > 1e-6:
-            raise SolverError(f"fkl_path: the master LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
-        lower = max(lower, sigma * float(min(lp.objective, lp.dual_objective)))
+            raise SolverError(f"FKL master: the LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
+        lp_low = sigma * float(min(lp.objective, lp.dual_objective))
+        if lp_low > lower:
+            wj = np.maximum(-np.asarray(lp.ineqlin, dtype=np.float64), 0.0)   # HiGHS: <= rows have marginals <= 0
+            lower, w_low = lp_low, wj / wj.sum() if wj.sum() > 0 else np.eye(len(h))[jb]
         gap = (upper - lower) / max(abs(upper), 1.0)
         if gap <= tol or new >= max_iter:
-            return jb, upper, gap, new
+            return jb, upper, gap, new, _pad(w_low, len(h))
         # the next machine solve at the LP point (Kelley). Stabilised queries (in-out: between the LP point and the best
         # candidate) saved solves on some folds and cost some on others, and their blends with the uniform start are dense.
         x = np.maximum(lp.x[:p], 0.0)
         pool.solve(x / x.sum())
         new += 1
+
+
+def _pad(w, n):
+    "Cut weights over the first cuts, padded with zeros for the cuts added since."
+    return np.r_[w, np.zeros(n - w.size)]
 
 # %% ../nbs/30_pep.ipynb #26541f46
 def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
@@ -599,7 +672,7 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     if lams.ndim != 1 or lams.size == 0 or not (np.isfinite(lams) & (lams >= 0)).all():
         raise ValueError(f"lams must be a non-empty list of non-negative finite numbers; got {lams!r}.")
     ts_arr, _ = _check_ts(list(np.atleast_1d(ts)), m)
-    peps = empirical_pep(Ks, list(ts_arr)) if pep is None else np.asarray(pep, dtype=np.float64).reshape(p, ts_arr.size)
+    peps = empirical_pep(Ks, list(ts_arr), psd="trusted") if pep is None else np.asarray(pep, dtype=np.float64).reshape(p, ts_arr.size)
     if ((peps < 0) | (peps > 1)).any() or not np.isfinite(peps).all():
         raise ValueError("pep values must lie in [0, 1] (compute them with empirical_pep(Ks, ts)).")
     if pool is None:
@@ -611,7 +684,7 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     for j, t in enumerate(ts_arr):
         for lam in lams:
             t1, n0 = time.perf_counter(), len(pool)
-            jb, upper, gap, new = _pooled_fkl(pool, float(lam), peps[:, j], tol, max_iter, np.full(p, 1.0 / p))
+            jb, upper, gap, new, _ = _pooled_fkl(pool, float(lam), peps[:, j], tol, max_iter, np.full(p, 1.0 / p))
             r, d = pool.machines[jb], pool.d[jb]
             Q = 0.5 * pool.q[jb] + lam * peps[:, j]
             res = FKLResult(objective=upper, status="unknown", weights=d.copy(), coef=r.coef.copy(), bias=float(r.bias),
@@ -619,7 +692,7 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
                             lam=float(lam), t=int(t), task=task, n_iter=len(pool) - n0, n_solves=len(pool) - n0,
                             classes=classes)
             res.pool = pool
-            out[float(lam), int(t)] = _finish_result(res, gap, tol, t1, warn, "fkl-path")
+            out[float(lam), int(t)] = _finish_result(res, gap, tol, t1, warn, "fkl-path", psd)
     return out
 
 # %% ../nbs/30_pep.ipynb #b1f99e24
@@ -655,7 +728,8 @@ def pep_bank(X,                    # (m, n_features) training inputs (they fix s
 
 # %% ../nbs/30_pep.ipynb #b87dac71
 class _Families:
-    "The continuously parameterised kernels of IFKL on one training set, normalised to trace m, with derivatives."
+    """The continuously parameterised kernels of IFKL on one training set, normalised to trace m, with derivatives;
+    their PEPs and top eigenvectors are cached (they do not depend on the machine)."""
 
     def __init__(self, X, families, tau_range, degree_range, standardize=False):
         X = check_array_2d(X)
@@ -664,36 +738,89 @@ class _Families:
         self.families = tuple(families)
         self.bounds = {"gaussian": (np.log2(tau_range[0]), np.log2(tau_range[1])),
                        "polynomial": (float(degree_range[0]), float(degree_range[1]))}
+        self._top, self._v0, self._sub = {}, {}, None
         if "gaussian" in self.families:
             self.D2 = np.maximum(euclidean_distances(X, squared=True), 0.0)
         if "polynomial" in self.families:
             self.s = polynomial_scale(X)
-            base = np.maximum(1.0 + X @ X.T / self.s, 0.0)
-            self.base = base
-            with np.errstate(divide="ignore"):
-                self.logbase = np.where(base > 0, np.log(np.where(base > 0, base, 1.0)), 0.0)
+            self.base = np.maximum(1.0 + X @ X.T / self.s, 0.0)
+            self.base_diag = np.diag(self.base).copy()
+
+    def scale(self, fam, theta):
+        "`m / tr K_theta`: the trace-m normalisation (1 for a Gaussian, whose diagonal is 1), from the diagonal alone."
+        return 1.0 if fam == "gaussian" else self.m / float(np.sum(self.base_diag ** theta))
 
     def kernel(self, fam, theta, deriv=False):
         "`K_bar` (trace m) and, with `deriv`, `dK_bar/dtheta`."
         if fam == "gaussian":
             tau = 2.0 ** theta
-            K = np.exp(-tau * self.D2)
+            K = np.multiply(self.D2, -tau)
+            np.exp(K, out=K)
             return (K, -np.log(2) * tau * self.D2 * K) if deriv else K
         with np.errstate(over="ignore"):
             K = self.base ** theta
         tr = np.trace(K)
-        Kb = K * (self.m / tr)
         if not deriv:
-            return Kb
-        dK = K * self.logbase
+            K *= self.m / tr
+            return K
+        with np.errstate(divide="ignore"):
+            logbase = np.where(self.base > 0, np.log(np.where(self.base > 0, self.base, 1.0)), 0.0)
+        dK = K * logbase
         dtr = np.trace(dK)
-        return Kb, (self.m / tr) * (dK - K * dtr / tr)
+        return K * (self.m / tr), (self.m / tr) * (dK - K * dtr / tr)
 
-    def make(self, fam, theta):
-        "The mklbook kernel object for an added column."
-        if fam == "gaussian":
-            return Gaussian(float(2.0 ** theta), standardize=self.standardize)
-        return Polynomial(int(round(theta)), coef0=self.s, standardize=self.standardize)
+# %% ../nbs/30_pep.ipynb #94086029
+@patch
+def quads(self: _Families, fam, thetas, c):
+    "`c' K_theta c` at every theta, from the rows and columns of the support of `c` only (no m x m kernel)."
+    S = np.flatnonzero(c)
+    cS = c[S]
+    if self._sub is None or self._sub[:2] != (fam, S.tobytes()):   # the same support: the same sub-matrix
+        self._sub = (fam, S.tobytes(), (self.D2 if fam == "gaussian" else self.base)[np.ix_(S, S)])
+    if fam == "gaussian":                # exp(-2 tau D) = exp(-tau D)^2: an octave up is a square, not an exp
+        D, out, prev = self._sub[2], [], {}
+        for th in thetas:
+            src = prev.get(round(float(th) - 1.0, 9))
+            E, k = (np.square(src[0]), src[1] + 1) if src is not None and src[1] < 4 else \
+                (np.exp(np.multiply(D, -(2.0 ** th))), 0)          # an exp every 5th octave: error <= 32 eps
+            prev = {key: v for key, v in prev.items() if key > th - 1.0 + 1e-9}
+            prev[round(float(th), 9)] = (E, k)
+            out.append(cS @ E @ cS)
+        return np.array(out)
+    B, out, P, d0 = self._sub[2], [], None, None
+    with np.errstate(over="ignore"):
+        for th in thetas:                     # consecutive integer degrees: B^d = B^(d-1) o B, a product, not a power
+            P = P * B if P is not None and th == d0 + 1 else B ** th
+            d0 = th
+            out.append(cS @ P @ cS * self.scale(fam, th))
+    return np.array(out)
+
+
+@patch
+def top(self: _Families, fam, theta, t):
+    """`(beta_hat_theta(t), U)`: the PEP and the top-t eigenvectors of `K_theta` (trace m), cached; Lanczos starts
+    from the family's last leading eigenvector (neighbouring kernels share their leading directions)."""
+    key = (fam, float(theta), int(t))
+    if key not in self._top:
+        w, U = top_eigen(self.kernel(fam, theta), t, vectors=True, v0=self._v0.get(fam))
+        self._top[key] = (float(min(max(w.sum() / self.m, 0.0), 1.0)), U)
+        self._v0[fam] = U[:, 0]
+    return self._top[key]
+
+
+@patch
+def cached(self: _Families, fam, theta, t):
+    "The PEP of `K_theta` if `top` has computed it, else None."
+    hit = self._top.get((fam, float(theta), int(t)))
+    return None if hit is None else hit[0]
+
+
+@patch
+def make(self: _Families, fam, theta):
+    "The mklbook kernel object for an added column."
+    if fam == "gaussian":
+        return Gaussian(float(2.0 ** theta), standardize=self.standardize)
+    return Polynomial(int(round(theta)), coef0=self.s, standardize=self.standardize)
 
 
 def _Q(K, coef, lam, t):
@@ -735,28 +862,36 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
             break
     return theta, Qv, it, worst
 
+# %% ../nbs/30_pep.ipynb #4669c9df
+IFKL_CONVERGED = "converged (local in τ)"   # the status of a gap <= tol measured against the widths the search found
+
 
 @dataclass(repr=False, eq=False)
 class IFKLResult(SolverResult):
-    r"""IFKL solution: the selected kernels and their simplex `weights`, the final FKL machine and the stopping gap.
+    r"""IFKL solution: the selected kernels and their simplex `weights`, the final FKL machine and its certified gap.
 
-    $$\text{gap}=\frac{Q(\theta^{\rm new};\boldsymbol\alpha)-\xi}{\max(1,|\mathfrak P|)},\qquad
-    \xi=\max_{\theta\in\Omega^s}Q(\theta;\boldsymbol\alpha),\qquad
+    $$\text{gap}=\frac{\max_\theta Q(\theta;\bar{\boldsymbol\alpha})-\xi}{\max(1,|\mathfrak P|)}
+    =\frac{\mathfrak P-\big(h(\bar{\boldsymbol\alpha})-\max_\theta Q(\theta;\bar{\boldsymbol\alpha})\big)}{\max(1,|\mathfrak P|)},
+    \qquad\xi=h(\bar{\boldsymbol\alpha})-\mathfrak P,\qquad
     Q(\theta;\boldsymbol\alpha)=\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha$$
 
-    status "converged" means gap <= tol with $\theta^{\rm new}$ the best $\theta$ the sub-problem found (every integer degree;
-    Gaussian grid + local ascent): a local certificate for the semi-infinite program (6), never reported as "optimal".
-    Reference: liu2017ifkl, Eq. (6), Algorithm 2."""
+    $\mathfrak P$ is the value of the kept machine and $\bar{\boldsymbol\alpha}$ the master's dual solution (a feasible
+    $\boldsymbol\alpha$), so $h(\bar{\boldsymbol\alpha})-\sup_\Omega Q$ is a lower bound on the optimum: the gap bounds the
+    suboptimality when the max over $\theta$ is the sup. Status "converged (local in τ)": gap <= tol with the max over every
+    integer degree, the Gaussian grid and a search from each of its local maxima; "optimal" when no Gaussian family is
+    searched (every degree enumerated). Reference: liu2017ifkl, Eq. (6), Algorithm 2."""
     weights: np.ndarray | None = None   # (q,) d over the selected kernels
     kernels: list = field(default_factory=list)   # mklbook kernel objects (Gaussian(tau), Polynomial(d, coef0=s))
     params: list = field(default_factory=list)    # [(family, tau or degree)] per selected kernel
-    coef: np.ndarray | None = None      # (m,) expansion coefficients of the final machine
+    coef: np.ndarray | None = None      # (m,) expansion coefficients of the final machine (the one `objective` is about)
     bias: float = 0.0                   # b
     fkl: FKLResult | None = None        # the last master problem
     n_outer: int = 0                    # column-generation (outer) iterations
-    history: list = field(default_factory=list)   # per outer iteration: dict(xi, Q_new, theta_new, objective)
-    surrogate_violation: float = -np.inf          # max of beta_tilde - beta_hat seen (must be <= 0)
+    history: list = field(default_factory=list)   # per outer iteration: dict(xi, Q_new, theta_new, objective, gap, ...)
+    surrogate_violation: float = -np.inf          # max of beta_tilde - beta_hat seen in the width search (must be <= 0)
     poly_scale: float = 1.0             # s of the polynomial family (`polynomial_scale` of the inputs searched)
+    certificate_coef: np.ndarray | None = None    # (m,) alpha_bar (as coef: y * alpha), the certificate's dual point
+    xi: float = np.nan                  # h(alpha_bar) - objective
 
 # %% ../nbs/30_pep.ipynb #fdb3874e
 def _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range):
@@ -775,14 +910,16 @@ def _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range):
     return X, y_pm, tau_range, degree_range
 
 
-def _coarse_grid(fams, degree_range) -> list:
-    "`[(family, theta)]`: every power of two of tau (and the range's ends) and every integer degree in range."
+def _coarse_grid(fams, degree_range, step=0.5) -> list:
+    """`[(family, theta)]`: log2 tau in steps of `step` (half an octave: a peak of Q between two powers of two, behind a
+    dip, was missed at step 1 on ionosphere) with the range's ends, and every integer degree in range."""
     grid = []
     for fam in fams.families:
         lo, hi = fams.bounds[fam]
         ths = np.arange(np.ceil(lo), np.floor(hi) + 1)
         if fam == "gaussian":
-            ths = np.unique(np.r_[lo, ths, hi])          # the end points too: tau_range may hold no power of two
+            ths = np.arange(np.ceil(lo / step), np.floor(hi / step) + 1) * step
+            ths = np.unique(np.r_[lo, ths, hi])          # the end points too: tau_range may hold no grid point
         elif ths.size == 0:
             raise ValueError(f"degree_range={degree_range} holds no integer degree, and real degrees are not kernels; "
                              "use a range containing an integer, e.g. (2, 3).")
@@ -808,25 +945,107 @@ def _first_columns(fams, kernels, Xraw, random_state):
     return [("fixed", float(i)) for i in range(len(fixed))], list(bank.train_stack_ * Xraw.shape[0]), fixed
 
 
+def _column_pep(fams, fam, theta, K, lam, t) -> float:
+    "The PEP of a column (0 when lam = 0: IKL needs none): cached for the families, computed for a given kernel."
+    if lam == 0:
+        return 0.0
+    return fams.top(fam, theta, t)[0] if fam != "fixed" else float(empirical_pep(K, t, psd="trusted"))
+
 # %% ../nbs/30_pep.ipynb #1b1ab515
-def _best_column(fams, grid, Qg, coef, lam, t, sub_iter):
-    """Algorithm 3: the best grid point of each family, then (Gaussian) surrogate ascent from it; polynomial degrees
-    are all on the grid, so theirs is exact. Returns `(Q_new, (family, theta), worst surrogate violation)`."""
-    best, worst = (-np.inf, None), -np.inf
-    for fam in fams.families:
-        idx = [i for i, (f_, _) in enumerate(grid) if f_ == fam]
-        i0 = idx[int(np.argmax(Qg[idx]))]
-        if fam == "polynomial":
-            th, Qv = grid[i0][1], float(Qg[i0])
-        else:
-            th, Qv, _, wv = _ascend(fams, fam, grid[i0][1], coef, lam, t, max_iter=sub_iter)
-            worst = max(worst, wv)
-        if Qv > best[0]:
-            best = (Qv, (fam, float(th)))
+def _local_maxima(Q) -> list:
+    "Indices of the local maxima of a scan (a run of values equal to round-off counts once; the ends count)."
+    eps, n = 1e-10 * max(1.0, float(np.abs(Q).max())), len(Q)
+    return [i for i in range(n) if (i == 0 or Q[i] > Q[i - 1] + eps) and (i == n - 1 or Q[i] >= Q[i + 1] - eps)]
+
+
+def _refine(fams, fam, lo, hi, th0, Q0, c, lam, t, rounds, xatol=1e-3):
+    """The largest `Q(theta; c)` found in `[lo, hi]` from the grid point `th0`: Brent's bounded search on the true Q
+    (lam = 0), or minorise-maximise (lam > 0): Brent on the Ky Fan minorant built at the current point, the true Q at its
+    maximiser, repeated from there. Returns `(theta, Q, worst minorant - PEP seen)`."""
+    best, worst = (th0, Q0), -np.inf
+    if hi - lo <= xatol:
+        return th0, Q0, worst
+    if lam == 0:
+        r = minimize_scalar(lambda th: -0.5 * fams.quads(fam, [th], c)[0], bounds=(lo, hi), method="bounded",
+                            options={"xatol": xatol})
+        return (float(r.x), float(-r.fun), worst) if -r.fun > Q0 else (th0, Q0, worst)
+    th_s = th0
+    for _ in range(rounds):
+        U = fams.top(fam, th_s, t)[1]
+
+        def minorant(th):          # lam beta_tilde(th; th_s) + c'K c / 2 <= Q(th), with equality at th_s (Ky Fan)
+            K = fams.kernel(fam, th)
+            return lam * np.einsum("ij,ij->", U, K @ U) / fams.m + 0.5 * c @ K @ c
+
+        r = minimize_scalar(lambda th: -minorant(th), bounds=(lo, hi), method="bounded", options={"xatol": xatol})
+        th_n = float(r.x)
+        b_n, q_n = fams.top(fam, th_n, t)[0], fams.quads(fam, [th_n], c)[0]
+        Qn = lam * b_n + 0.5 * q_n
+        worst = max(worst, (-r.fun - 0.5 * q_n) / lam - b_n)             # Ky Fan: must be <= 0
+        if Qn <= best[1]:
+            break
+        best = (th_n, float(Qn))
+        if abs(th_n - th_s) <= xatol:
+            break
+        th_s = th_n
     return best[0], best[1], worst
 
+# %% ../nbs/30_pep.ipynb #7bd7521d
+def _scan(fams, grid, c, lam, t) -> dict:
+    """`{family: (thetas, Q, exact)}` on the grid, `Q = lam beta_hat + c'K c / 2` (quadratic forms on the support of c).
+    A PEP is computed (once: cached) only where it can matter: `0 <= beta <= 1`, so a point whose `c'K c / 2 + lam` is
+    below the best exact Q cannot win the grid; its entry is then the lower bound `c'K c / 2` (`exact` False)."""
+    half = {fam: 0.5 * fams.quads(fam, np.array([th for f_, th in grid if f_ == fam]), c) for fam in fams.families}
+    ths = {fam: np.array([th for f_, th in grid if f_ == fam]) for fam in fams.families}
+    if lam == 0:
+        return {fam: (ths[fam], half[fam], np.ones(len(ths[fam]), bool)) for fam in fams.families}
+    exact = {fam: np.array([fams.cached(fam, th, t) is not None for th in ths[fam]]) for fam in fams.families}
+    Q = {fam: half[fam] + lam * np.array([fams.cached(fam, th, t) or 0.0 for th in ths[fam]]) for fam in fams.families}
+    best = max([Q[f][exact[f]].max() for f in fams.families if exact[f].any()], default=-np.inf)
+    order = sorted(((half[f][j] + lam, f, j) for f in fams.families for j in range(len(ths[f])) if not exact[f][j]),
+                   reverse=True)
+    for ub, f, j in order:                          # largest upper bound first, until none can beat the best
+        if ub < best:
+            break
+        Q[f][j], exact[f][j] = half[f][j] + lam * fams.top(f, ths[f][j], t)[0], True
+        best = max(best, Q[f][j])
+    return {fam: (ths[fam], Q[fam], exact[fam]) for fam in fams.families}
 
-def _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn) -> IFKLResult:
+
+def _price(fams, scans, c, lam, t, full, rounds):
+    """The constraints found most violated, `(candidates, worst, starts)`, best first: the best grid point of every
+    family; with `full`, the best point in the bracket of *every* local maximum of the Gaussian scan (not only the
+    best: the plateau Q(tau -> inf) can win the grid while an interior peak is higher). Degrees are enumerated."""
+    cands, worst, starts = [], -np.inf, 0
+    for fam, (ths, Qg, exact) in scans.items():
+        i = int(np.argmax(Qg))                      # exact: a pruned entry is below the best exact value
+        cands.append((float(Qg[i]), (fam, float(ths[i]))))
+        if not full or fam != "gaussian":
+            continue
+        for i in [i for i in _local_maxima(Qg) if exact[i]]:   # pruned points cannot beat the best on the grid
+            lo, hi = ths[max(i - 1, 0)], ths[min(i + 1, len(ths) - 1)]
+            th, Qv, wv = _refine(fams, fam, lo, hi, ths[i], float(Qg[i]), c, lam, t, rounds)
+            worst, starts = max(worst, wv), starts + 1
+            cands.append((Qv, (fam, th)))
+    return sorted(cands, key=lambda q: -q[0]), worst, starts
+
+# %% ../nbs/30_pep.ipynb #a1b2c3d4
+def _h(coef, y, task, epsilon) -> float:
+    "The linear part of the machine's dual: `1'alpha = y'coef` (SVM), `y'beta - epsilon |beta|_1` (SVR); concave."
+    return float(y @ coef) if task == "classification" else float(y @ coef - epsilon * np.abs(coef).sum())
+
+
+def _master_result(pool, jb, U, gap, lam, pep, t, task, tol, y) -> FKLResult:
+    "The `FKLResult` of the pooled master: its best machine (the certified one) and its weights over the columns."
+    r, d = pool.machines[jb], pool.d[jb]
+    Q = 0.5 * pool.q[jb] + lam * pep
+    res = FKLResult(objective=U, status="unknown", weights=d.copy(), coef=r.coef, bias=float(r.bias),
+                    alpha=(y * r.coef if task == "classification" else r.coef), pep=pep, Q=Q, lam=float(lam), t=int(t),
+                    task=task, n_iter=len(pool), n_solves=len(pool))
+    return _finish_result(res, gap, tol, time.perf_counter(), False, "ifkl-master", "trusted")
+
+
+def _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn, abar, xi) -> IFKLResult:
     "The `IFKLResult` of the last master problem: the kernels with non-zero weight, the certificate and its status."
     keep = res.weights > 0
     make = lambda f_, th: fixed[int(th)] if f_ == "fixed" else fams.make(f_, th)
@@ -836,20 +1055,53 @@ def _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, 
                      kernels=[make(f_, th) for (f_, th), k in zip(cols, keep) if k],
                      params=[(f_, value(f_, th)) for (f_, th), k in zip(cols, keep) if k], coef=res.coef,
                      bias=res.bias, fkl=res, n_outer=it, history=hist, surrogate_violation=float(worst),
-                     poly_scale=getattr(fams, "s", 1.0), n_iter=it)
+                     poly_scale=getattr(fams, "s", 1.0), n_iter=it, certificate_coef=abar, xi=float(xi))
     out.gap = float(max(gap, 0.0)) if np.isfinite(gap) else np.inf
     out.tol, out.time, out.solver = float(tol), time.perf_counter() - t0, "ifkl-column-generation"
     out.status = "max_iter" if status == "unknown" else status
-    if status == "converged":
-        out.message = ("gap <= tol against the largest Q the sub-problem found (all integer degrees; Gaussian grid + local "
-                       "ascent): a local certificate for tau, not a proof of optimality over the whole range.")
+    if status == IFKL_CONVERGED:
+        out.message = ("gap <= tol against the largest Q found (every integer degree; the Gaussian grid and a search from "
+                       "each of its local maxima): a certificate local in tau, not a proof over the whole range.")
     elif status == "inaccurate":
         out.message = "the sub-problem returned a kernel already in the set while Q > xi (master FKL not exact enough?)"
-    if warn and out.status != "converged":
+    if warn and out.status not in ("optimal", IFKL_CONVERGED):
         warnings.warn(ConvergenceWarning(f"ifkl stopped with status {out.status!r} (gap {out.gap:.2e}, tol {tol:.1e}, "
                                          f"{it} outer iterations). {out.message}".strip()), stacklevel=3)
     return out
 
+# %% ../nbs/30_pep.ipynb #db87db65
+def _certificate(pool, w, peps, lam, y, task, epsilon, U):
+    """`(alpha_bar, xi, max_cols Q)`: the master's dual solution (its LP duals `w` combine the machines; feasible),
+    `xi = h(alpha_bar) - U` (Q(theta; alpha_bar) <= xi for every theta would prove U optimal), and Q's max over the columns."""
+    abar = np.stack([r.coef for r in pool.machines], axis=1) @ w
+    xi = _h(abar, y, task, epsilon) - U
+    return abar, xi, float(np.max(lam * np.array(peps) + 0.5 * _quads(pool.Ks, abar)))
+
+
+def _pricing(fams, grid, abar, lam, t, rounds, Q_cols, xi, U, tol):
+    """`(candidates, gap, worst, starts)`: the grid first; the searches from every local maximum only once the grid shows
+    no violation above `tol`. The gap is the certified one, (max Q - xi) / max(1, |U|), when the searches ran."""
+    scans, full = _scan(fams, grid, abar, lam, t), False
+    while True:
+        cands, worst, starts = _price(fams, scans, abar, lam, t, full, rounds)
+        gap = (max(cands[0][0], Q_cols) - xi) / max(1.0, abs(U))
+        if full or gap > tol:
+            return cands, gap, worst, starts
+        full = True
+
+
+def _known(theta, cols) -> bool:
+    return any(theta[0] == f_ and abs(theta[1] - th_) < 1e-9 for f_, th_ in cols)
+
+
+def _add_columns(fams, pool, cols, peps, cands, xi, U, tol, lam, t):
+    "Add up to three violated, new columns (the best of each family or peak) to the master, with their PEPs."
+    for Qc, th_c in cands[:3]:
+        if _known(th_c, cols) or (Qc - xi) / max(1.0, abs(U)) <= tol:
+            continue
+        cols.append(th_c)
+        pool.add_column(fams.kernel(*th_c))
+        peps.append(_column_pep(fams, *th_c, None, lam, t))
 
 # %% ../nbs/30_pep.ipynb #2fd9e1a5
 def ifkl(X,                          # (m, n_features) training inputs
@@ -862,12 +1114,12 @@ def ifkl(X,                          # (m, n_features) training inputs
          families=("gaussian", "polynomial"),  # kernel families searched
          tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2) (an inverse squared width)
          degree_range=(1, 20),       # polynomial degrees d (its integers, enumerated: real d are not kernels)
-         tol: float = 1e-3,          # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol (Algorithm 2's Q <= xi)
+         tol: float = 1e-3,          # stop when the certified gap (Q(theta_new; alpha_bar) - xi) / max(1, |P|) <= tol
          max_outer: int = 30,        # column-generation iterations
-         fkl_tol: float = 1e-6,      # certified gap of each master FKL (solved by SILP)
-         sub_iter: int = 30,         # Algorithm 3 iterations per family
+         fkl_tol: float = 1e-6,      # gap of the master FKL (cutting planes, warm): max(fkl_tol, last gap / 10)
+         sub_iter: int = 30,         # minorise-maximise rounds of the width search, per local maximum of the scan
          random_state=0,             # seeds the random first kernel theta^0 (when no `kernels` are given)
-         warn: bool = True,          # ConvergenceWarning unless the status is "converged"
+         warn: bool = True,          # ConvergenceWarning unless converged
          kernels=None,               # mklbook kernels (PSD) to start from instead of one random theta^0
          standardize: bool = False,  # search the families on standardised features (training mean and deviation)
          ) -> IFKLResult:
@@ -876,46 +1128,53 @@ def ifkl(X,                          # (m, n_features) training inputs
     $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
     \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
 
-    Master problems by `fkl` (SILP); new columns by ascent on the Ky Fan surrogate $\tilde\beta_\theta(t,\theta^s)$ (Gaussian
-    $\tau$) and by enumeration (integer degrees). status "converged": gap <= tol against the best $Q$ found, not "optimal".
+    Master: FKL on the columns by cutting planes (cuts kept across iterations); its LP duals give $\bar{\boldsymbol\alpha}$,
+    and $\mathfrak P-h(\bar{\boldsymbol\alpha})+\max_\theta Q(\theta;\bar{\boldsymbol\alpha})$ bounds the suboptimality (see `IFKLResult`).
     Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
     t0 = time.perf_counter()
     task = _check_task(task)
     Xraw, y_pm, tau_range, degree_range = _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range)
-    tol, fkl_tol = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol")
+    tol, fkl_tol, lam = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol"), check_positive(lam, "lam", True)
     max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
     mean, scale = standardize_stats(Xraw) if standardize else (0.0, 1.0)
-    X = (Xraw - mean) / scale
-    fams = _Families(X, families, tau_range, degree_range, standardize)
-    grid = _coarse_grid(fams, degree_range)               # kernels and PEPs of the grid: alpha-independent, once
-    Kg = np.stack([fams.kernel(f_, th) for f_, th in grid])
-    pep_g = empirical_pep(Kg, t) if lam > 0 else np.zeros(len(grid))   # lam = 0 (IKL): no PEP to compute
+    fams = _Families((Xraw - mean) / scale, families, tau_range, degree_range, standardize)
+    grid = _coarse_grid(fams, degree_range)
     cols, Kcols, fixed = _first_columns(fams, kernels, Xraw, random_state)
-    d, hist, worst, status, gap, it, res = None, [], -np.inf, "unknown", np.inf, 0, None
+    peps = [_column_pep(fams, f_, th, K, lam, t) for (f_, th), K in zip(cols, Kcols)]
+    pool = _CutPool(_Columns(Kcols), y_pm, C, task, epsilon, 1e-9)
+    hist, worst, status, gap, it, mtol = [], -np.inf, "unknown", np.inf, 0, 1.0   # inexact masters while gap is large
+    exact_sup = "gaussian" not in fams.families or tau_range[0] == tau_range[1]   # every kernel enumerated
     for it in range(1, max_outer + 1):
-        res = fkl(np.stack(Kcols), y_pm, lam=lam, t=t, C=C, task=task, epsilon=epsilon, d0=d, tol=fkl_tol,
-                  pep=None if lam > 0 else np.zeros(len(Kcols)),   # lam = 0: no PEP to compute
-                  method="silp", warn=False, psd="trusted")    # the families' kernels are PSD by construction
-        xi = float(res.Q.max())                           # line 5: max over Omega^s of Q(theta; alpha^s)
-        Qg = lam * pep_g + 0.5 * stack_quad(Kg, res.coef)
-        Q_new, theta_new, wv = _best_column(fams, grid, Qg, res.coef, lam, t, sub_iter)   # line 6
-        worst = max(worst, wv)
-        gap = (Q_new - xi) / max(1.0, abs(res.objective))
-        hist.append({"xi": xi, "Q_new": Q_new, "theta_new": theta_new, "objective": res.objective,
-                     "fkl_iter": res.n_iter, "fkl_gap": res.gap})
-        if gap <= tol or any(theta_new[0] == f_ and abs(theta_new[1] - th_) < 1e-9 for f_, th_ in cols):
-            status = "converged" if gap <= tol else "inaccurate"
+        jb, U, mgap, new, w = _pooled_fkl(pool, lam, np.array(peps), mtol, 300, np.full(len(cols), 1.0 / len(cols)))
+        abar, xi, Q_cols = _certificate(pool, w, peps, lam, y_pm, task, epsilon, U)
+        cands, gap, wv, starts = _pricing(fams, grid, abar, lam, t, sub_iter, Q_cols, xi, U, tol)
+        (Q_new, theta_new), worst = cands[0], max(worst, wv)
+        hist.append({"xi": xi, "Q_new": Q_new, "theta_new": theta_new, "objective": U, "gap": gap, "searched": starts,
+                     "fkl_solves": new, "fkl_gap": float(mgap)})
+        if gap <= tol:
+            status = "optimal" if exact_sup else IFKL_CONVERGED
             break
-        cols.append(theta_new)
-        Kcols.append(fams.kernel(*theta_new))
-        d = np.r_[res.weights, 0.0]
-    return _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn)
-
+        if Q_cols >= Q_new or _known(theta_new, cols):
+            if mtol <= fkl_tol:                              # a known column, violated although the master is exact
+                status = "inaccurate"
+                break
+            mtol = max(fkl_tol, 0.01 * min(mtol, gap))       # the master was too loose to price: tighten it
+            continue
+        mtol = max(fkl_tol, min(mtol, 0.1 * gap))
+        _add_columns(fams, pool, cols, peps, cands, xi, U, tol, lam, t)
+    res = _master_result(pool, jb, U, mgap, lam, np.array(peps), t, task, mtol, y_pm)
+    return _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, warn, abar, xi)
 
 # %% ../nbs/30_pep.ipynb #edaa0154
 class _PEPBase(KernelStackEstimator):
     "Shared plumbing: binary labels or real targets, the machine's decision function on the learned combination."
     _task = "classification"
+    _parameter_constraints: dict = {
+        **KernelStackEstimator._parameter_constraints,
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "t": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+    }
 
     def _targets(self, X, y):
         if self._task == "classification":
@@ -939,7 +1198,8 @@ class _PEPBase(KernelStackEstimator):
         self.coef_, self.intercept_ = coef * s, bias * s + c
 
     def _check_t(self, m):
-        if not (isinstance(self.t, numbers.Integral) and 1 <= self.t <= m - 1):
+        "The bound on `t` that depends on the data (its type and `t >= 1` are declared)."
+        if self.t > m - 1:
             raise ValueError(f"t={self.t!r} principal eigenvalues needs an integer in [1, m-1] = [1, {m - 1}] for "
                              f"{m} training points; use a smaller t.")
 
@@ -959,7 +1219,7 @@ class _PEPBase(KernelStackEstimator):
         f = self._decision(X)
         return self.classes_[(f > 0).astype(int)] if self._task == "classification" else f
 
-
+# %% ../nbs/30_pep.ipynb #191aa796
 class _Binary:
     "Mixin placed before ClassifierMixin: the paper's classifiers are binary (scikit-learn tag multi_class=False)."
 
@@ -970,11 +1230,15 @@ class _Binary:
 
 # %% ../nbs/30_pep.ipynb #b233d4ec
 class _FKLBase(_PEPBase):
+    _parameter_constraints: dict = {**_PEPBase._parameter_constraints,
+                                    "method": [StrOptions({"silp", "reduced-gradient"})]}
+
     def _fit_stack(self, X):
         m = X.shape[0]
         self.bank_ = KernelBank(kernel_list(self.kernels, X, type(self).__name__, family="both"), normalize="trace",
                                 center=False)
-        Ks = self.bank_.fit_transform(X) * m
+        Ks = self.bank_.fit_transform(X)
+        Ks *= m                                     # in place: the stack is the bank's copy
         self._refuse_non_psd("the PEP and the SVM both need PSD kernels")
         return Ks
 
@@ -1056,6 +1320,15 @@ class FKLRegressor(RegressorMixin, _FKLBase):
 
 # %% ../nbs/30_pep.ipynb #770501e4
 class _IFKLBase(_PEPBase):
+    _parameter_constraints: dict = {
+        **_PEPBase._parameter_constraints,
+        "families": [list, tuple],          # their names are checked by `ifkl`
+        "tau_range": [list, tuple],
+        "degree_range": [list, tuple],
+        "standardize": ["boolean"],
+        "max_outer": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def fit(self,
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels (classifier) or real targets (regressor)
@@ -1075,7 +1348,7 @@ class _IFKLBase(_PEPBase):
         self.n_iter_ = self.result_.n_outer
         return self
 
-
+# %% ../nbs/30_pep.ipynb #8f01f201
 class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
     r"""IFKL binary SVM (Liu et al. 2017): kernels chosen from continuous families by column generation, and their weights.
 

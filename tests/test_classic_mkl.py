@@ -122,7 +122,7 @@ def test_ikl_on_a_single_width_is_l1_mkl_on_the_same_kernels():
     r = ikl(X, y, families=("gaussian",), tau_range=(0.5, 0.5), kernels=start, master_tol=1e-7, tol=1e-6)
     Ks = KernelBank(start + [Gaussian(0.5)], normalize="trace").fit_transform(X) * len(y)
     ref = l1_mkl(Ks, y, tol=1e-7)
-    assert r.status == "converged"
+    assert r.status == "optimal"                  # a one-point range of tau: the sup over it is exact
     assert abs(r.objective - ref.objective) <= 1e-5 * abs(ref.objective)
 
 
