@@ -440,7 +440,7 @@ def certificate(est,  # a fitted benchmark pipeline (or method)
     return str(r.status), float(getattr(r, "gap", np.nan))
 
 
-CERTIFIED = ("optimal", "converged", "stationary point")  # all but 'optimal' are local certificates (see the text)
+CERTIFIED = ("optimal", "optimal (PSD assumed)", "converged", "converged (local in τ)", "stationary point")  # all but 'optimal' are local certificates (see the text)
 
 
 def _certified(est) -> float:

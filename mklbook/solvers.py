@@ -63,8 +63,9 @@ class SolverResult:
 
     @property
     def converged(self) -> bool:
-        "Whether the certificate met the requested tolerance (a global optimum, or a KKT point of an accepted non-convex problem)."
-        return self.status in ("optimal", ASSUMED, "stationary point")
+        """Whether the certificate met the requested tolerance: a global optimum (possibly under a PSD assumption), a KKT
+        point of an accepted non-convex problem, or a continuum method's optimum over the widths it searched."""
+        return self.status in ("optimal", ASSUMED, "stationary point", "converged (local in τ)")
 
     def check(self,
               tol: float | None = None,  # tolerance for `gap` (default: the solve's own `tol`)
