@@ -1192,6 +1192,8 @@ def fit(self: VCMKLClassifier,
     lam0 = None if model is None else self._best_response(factors, prob, np.arange(len(y_pm)), model)
     self.result_ = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
                                   tuple(self.seeds))
+    if model is not None:
+        self._check_refit(factors, y_pm)
     self.n_iter_ = self.result_.n_iter
     sq = self.result_.norms ** 2
     self.weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
@@ -1220,6 +1222,24 @@ def _best_response(self: VCMKLClassifier, factors, prob, rows, model):
     w, b, rho = model
     F = np.column_stack([factors[k][0][rows[prob.neg]] @ w[m] for m, k in enumerate(self.rule_kernel_)]) + b
     return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [rho_m + f_m(x_i)]_+
+
+
+@patch
+def _check_refit(self: VCMKLClassifier, factors, y_pm):
+    """Guard: the refit on all the data can come out with other idle rules than the fold models, and the chosen handling
+    then decides differently. If the refit's rule misclassifies more training points than the constant majority rule,
+    the handling and the threshold are re-chosen on the training points (`refit_rechosen_` records it)."""
+    r = self.result_
+    F = np.column_stack([factors[k][0] @ r._w[m] for m, k in enumerate(self.rule_kernel_)]) + r.b
+    def scores(pol):
+        return F[:, ~r.idle].min(axis=1) if pol == "drop" and r.idle.any() and not r.idle.all() else F.min(axis=1)
+    acc = np.mean(np.where(scores(self.idle_rules_) > self.threshold_, 1.0, -1.0) == y_pm)
+    self.refit_rechosen_ = bool(acc < max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
+    if self.refit_rechosen_:
+        pols = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
+        _, theta, pol = max((*best_threshold(scores(p), y_pm), p) for p in pols)
+        self.idle_rules_, self.threshold_ = pol, theta
+
 
 # %% ../nbs/50_vcmkl.ipynb #a07166af
 def best_threshold(g,  # (n,) scores
