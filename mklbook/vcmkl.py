@@ -1084,10 +1084,9 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     $$g(x)=\min_mf_m(x)-\theta,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
 
     the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
-    standardised features, $\gamma=1/2$ (every training sample's loss weighs the same, as accuracy counts them), and
-    with `nu="auto"` the fraction of `largest_nu`, the handling of idle rules and the threshold $\theta$ chosen together
-    by 3-fold stratified cross-validation accuracy (the constant classifiers are among the candidates); alternating
-    minimisation. With a given `nu`, $\theta=0$. The paper's Table 1 setting is `PAPER_TABLE1`. `weights_[m]` is rule
+    standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
+    of idle rules and the threshold $\theta$ chosen together by 3-fold stratified cross-validation accuracy (the
+    constant classifiers are among the candidates); alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1 setting is `PAPER_TABLE1`. `weights_[m]` is rule
     $m$'s share of $\sum_m\|w_m\|^2$. Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
 
     _parameter_constraints: dict = {
@@ -1107,7 +1106,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self,
                  kernels=None,         # list of M kernels, one per rule (None: 3 x Linear(standardize=True))
                  nu="auto",            # margin weights nu_m: a number, one per rule, or "auto" (cross-validated)
-                 gamma=0.5,            # weight of the positive losses, in (0, 1); None: |I-| / l (the paper's)
+                 gamma=None,           # weight of the positive losses, in (0, 1); None: |I-| / l (the paper's)
                  solver="am",          # "am" | "pddp" | "cccp" | "sgd" (see `solve_vcmkl`)
                  max_iter=100,         # outer iterations of the solver (epochs for sgd)
                  tol=1e-4,             # stop when |J_t+1 - J_t| <= tol |J_t|

@@ -285,10 +285,10 @@ def test_sliced_factor_problem_equals_the_problem_of_the_sliced_stack():
     rows = np.r_[np.arange(0, 25, 2), np.arange(25, 85, 2)]       # a training fold
     clf = VCMKLClassifier(); clf.rule_kernel_ = np.zeros(3, int)
     fast = clf._problem([fac], rows, y[rows], 0.05)
-    ref = make_problem(Ks[:, rows][:, :, rows], y[rows], 0.05, gamma=0.5)
+    ref = make_problem(Ks[:, rows][:, :, rows], y[rows], 0.05)
     lam0 = kmeans_lambda(ref)
     a = _solve_problem(fast, "am", lam0, 50, 1e-4, 0, False, ())
-    b = solve_vcmkl(Ks[:, rows][:, :, rows], y[rows], 0.05, gamma=0.5, solver="am", lam0=lam0, warn=False)
+    b = solve_vcmkl(Ks[:, rows][:, :, rows], y[rows], 0.05, solver="am", lam0=lam0, warn=False)
     assert a.gap < 1e-7 and b.gap < 1e-7
     assert a.objective == pytest.approx(b.objective, rel=1e-7)
     np.testing.assert_array_equal(a.lam, b.lam)
@@ -300,7 +300,7 @@ def test_estimator_with_given_nu_equals_solve_vcmkl_on_its_stack(solver):
     clf = VCMKLClassifier([Linear()] * 3, nu=0.05, solver=solver, max_iter=30).fit(X, y)
     assert len(clf.bank_.kernels_) == 1 and clf.rule_kernel_.tolist() == [0, 0, 0]   # one kernel matrix, one factor
     Ks = np.stack([X @ X.T] * 3)
-    ref = solve_vcmkl(Ks, y, nu=0.05, gamma=0.5, solver=solver, max_iter=30, warn=False)
+    ref = solve_vcmkl(Ks, y, nu=0.05, solver=solver, max_iter=30, warn=False)
     assert clf.result_.gap < 1e-7
     assert clf.result_.objective == pytest.approx(ref.objective, rel=1e-6)
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(Ks), atol=1e-7)
@@ -327,8 +327,8 @@ def _imbalanced(minority_label, seed=0):
 def test_defaults_do_not_trade_the_majority_away(minority_label):
     """With the minority as the consensus class (+1) or as the veto class (-1), held-out accuracy meets the rule for
     defaults (at least the majority rate minus one point and SVC() minus three), and no split falls to the minority rate.
-    Before the fix (gamma = |I-|/l, nu chosen among VCMKL settings only, idle rules vetoing) the minority-as-veto case
-    fell to the minority rate on some splits; without the refit guard, one split here fell to 0.23."""
+    Before the fix (nu chosen among VCMKL settings only, idle rules vetoing, threshold 0) the minority-as-veto case fell
+    to the minority rate on some splits; without the refit guard, one split with gamma = 1/2 fell to 0.23."""
     from sklearn.dummy import DummyClassifier
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
@@ -348,7 +348,7 @@ def test_auto_selection_records_its_choice():
     assert clf.idle_rules_ in ("veto", "drop") and np.isfinite(clf.threshold_)
     assert set(clf.cv_scores_) == {0.1, 0.3, 0.5, 0.8}
     from mklbook.vcmkl import largest_nu
-    assert any(np.isclose(clf.nu_, f * largest_nu(y, 3, 0.5)) for f in clf.cv_scores_)
+    assert any(np.isclose(clf.nu_, f * largest_nu(y, 3)) for f in clf.cv_scores_)
     g = clf.decision_function(X)
     np.testing.assert_array_equal(clf.predict(X), np.where(g > 0, 1.0, -1.0))
     fixed = VCMKLClassifier(nu=clf.nu_).fit(X, y)                    # a given nu: OPT1's own rule, threshold 0
