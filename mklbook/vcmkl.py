@@ -1236,27 +1236,28 @@ def _check_refit(self: VCMKLClassifier, factors, y_pm):
     self.refit_rechosen_ = bool(acc < max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
     if self.refit_rechosen_:
         pols = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
-        _, theta, pol = max((*best_threshold(scores(p), y_pm), p) for p in pols)
+        _, theta, pol = max(((*best_threshold(scores(p), y_pm), p) for p in pols),
+                            key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == "veto"))
         self.idle_rules_, self.threshold_ = pol, theta
 
 
 # %% ../nbs/50_vcmkl.ipynb #a07166af
-def best_threshold(g,  # (n,) scores
-                   y,  # (n,) labels in {-1, +1}
+def best_threshold(g,            # (n,) scores
+                   y,            # (n,) labels in {-1, +1}
+                   cuts=False,   # also try every cut between consecutive scores (False: 0 and the two constants)
                   ) -> tuple[float, float]:
     r"""`(accuracy, theta)`: the threshold of the rule $g>\theta$ with the best accuracy on `(g, y)`; ties go to $\theta$ nearest 0.
 
-    $$\hat\theta=\arg\max_\theta\frac1n\sum_i\mathbb 1\big[\operatorname{sign}(g_i-\theta)=y_i\big]$$
+    $$\hat\theta=\arg\max_{\theta\in\Theta}\frac1n\sum_i\mathbb 1\big[\operatorname{sign}(g_i-\theta)=y_i\big],\qquad
+    \Theta=\{0,-\infty,+\infty\}\ \text{(and every cut of the scores with `cuts=True`)}$$
 
-    The candidates are 0, the midpoints between consecutive distinct scores, and one below and one at the top of all
-    scores: the constant classifiers (all positive, all negative) are among them."""
-    s = np.unique(g)
-    cand = np.r_[0.0, s[0] - 1.0, (s[:-1] + s[1:]) / 2, s[-1]]
-    order = np.sort(g)
-    pos = np.sort(g[y > 0])
-    n_neg_below = np.searchsorted(np.sort(g[y < 0]), cand, side="right")     # negatives with g <= theta: right
-    n_pos_above = pos.size - np.searchsorted(pos, cand, side="right")      # positives with g > theta: right
-    acc = (n_neg_below + n_pos_above) / order.size
+    $\theta=\mp\infty$ are the constant classifiers (all positive, all negative)."""
+    cand = np.r_[0.0, -np.inf, np.inf]
+    if cuts:
+        s = np.unique(g)
+        cand = np.r_[cand, (s[:-1] + s[1:]) / 2]
+    neg, pos = np.sort(g[y < 0]), np.sort(g[y > 0])
+    acc = (np.searchsorted(neg, cand, side="right") + pos.size - np.searchsorted(pos, cand, side="right")) / g.size
     best = np.flatnonzero(acc >= acc.max() - 1e-12)
     k = best[np.argmin(np.abs(cand[best]))]
     return float(acc[k]), float(cand[k])

@@ -345,7 +345,7 @@ def test_defaults_do_not_trade_the_majority_away(minority_label):
 def test_auto_selection_records_its_choice():
     X, y = toy(seed=1)
     clf = VCMKLClassifier().fit(X, y)
-    assert clf.idle_rules_ in ("veto", "drop") and np.isfinite(clf.threshold_)
+    assert clf.idle_rules_ in ("veto", "drop") and clf.threshold_ in (0.0, np.inf, -np.inf)
     assert set(clf.cv_scores_) == {0.1, 0.3, 0.5, 0.8}
     from mklbook.vcmkl import largest_nu
     assert any(np.isclose(clf.nu_, f * largest_nu(y, 3)) for f in clf.cv_scores_)
@@ -363,6 +363,8 @@ def test_best_threshold_prefers_zero_and_reaches_the_constant_rules():
     assert acc == 1.0 and (g > theta).all()
     acc, theta = best_threshold(g, -np.ones(4))                       # all negative
     assert acc == 1.0 and not (g > theta).any()
+    y = np.array([-1, -1, -1, 1])                                     # a cut is searched only when asked for
+    assert best_threshold(g, y) == (0.75, 0.0) and best_threshold(g, y, cuts=True) == (1.0, 1.5)   # tie: OPT1's rule
 
 
 # --- parameters validated by declaration ------------------------------------------------------------------------------
