@@ -1085,9 +1085,9 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
 
     the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
     standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
-    of idle rules and the threshold $\theta$ chosen together by 3-fold stratified cross-validation accuracy (the
-    constant classifiers are among the candidates); alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1 setting is `PAPER_TABLE1`. `weights_[m]` is rule
-    $m$'s share of $\sum_m\|w_m\|^2$. Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
+    of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
+    stratified cross-validation accuracy; alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1
+    setting is `PAPER_TABLE1`. `weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$. Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
 
     _parameter_constraints: dict = {
         "kernels": [None, list, tuple],
