@@ -1087,7 +1087,8 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
     of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
     stratified cross-validation accuracy; alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1
-    setting is `PAPER_TABLE1`. `weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$. Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
+    setting is `PAPER_TABLE1`. `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of
+    the rules on the bank's kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
 
     _parameter_constraints: dict = {
         "kernels": [None, list, tuple],
@@ -1195,7 +1196,8 @@ def fit(self: VCMKLClassifier,
         self._check_refit(factors, y_pm)
     self.n_iter_ = self.result_.n_iter
     sq = self.result_.norms ** 2
-    self.weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
+    self.rule_weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
+    self.weights_ = np.bincount(self.rule_kernel_, self.rule_weights_, minlength=len(self.bank_.kernels_))
     if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
         idle = np.flatnonzero(self.result_.idle).tolist()
         what = ("they are left out of the veto (idle_rules='drop')" if self.idle_rules_ == "drop" and
@@ -1268,7 +1270,8 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
     """Choose `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold stratified CV accuracy: one fit per fold
     and fraction, the fractions in decreasing order, each warm-started from the previous one's assignment (the first from
     the previous fold's model), scored on the held-out rows by `Phi_m w_m + b_m` (slices of the shared factor); ties:
-    threshold 0, then 'veto', then the larger f. Returns the last fold's model at the chosen fraction (a warm start)."""
+    threshold 0, then 'veto', then the larger f; the constant rule unless a VCMKL rule beats it by a standard error.
+    Returns the last fold's model at the chosen fraction (a warm start)."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
     grid = np.sort(np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64)))[::-1]
     if grid.ndim != 1 or grid.size == 0 or not ((grid > 0) & (grid <= 1)).all():
@@ -1297,6 +1300,10 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
                 G[i, j, p_va] = F[:, keep].min(axis=1)
     cands = [(*best_threshold(G[i, j], y_pm[idx]), j, i) for i in range(grid.size) for j in range(len(policies))]
     acc, theta, j, i = max(cands, key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == 0, grid[c[3]]))
+    y_va = y_pm[idx]
+    const = max(np.mean(y_va > 0), np.mean(y_va < 0))
+    if theta == 0.0 and acc - const < np.sqrt(acc * (1 - acc) / idx.size):    # one standard error: the simpler rule
+        theta = -np.inf if np.mean(y_va > 0) > 0.5 else np.inf
     self.cv_scores_ = {float(f): max(c[0] for c in cands if c[3] == k) for k, f in enumerate(grid)}
     self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.gamma))
     self.idle_rules_, self.threshold_ = policies[j], theta

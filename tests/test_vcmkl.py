@@ -311,6 +311,9 @@ def test_distinct_kernels_are_kept_apart():
     X, y = toy(seed=0)
     clf = VCMKLClassifier([Linear(), Gaussian(0.5), Linear(), Gaussian(0.5), Gaussian(1.0)], nu=0.02).fit(X, y)
     assert len(clf.bank_.kernels_) == 3 and clf.rule_kernel_.tolist() == [0, 1, 0, 1, 2]
+    np.testing.assert_allclose(clf.weights_, [clf.rule_weights_[[0, 2]].sum(), clf.rule_weights_[[1, 3]].sum(),
+                                              clf.rule_weights_[4]])
+    assert clf.weights_.sum() == pytest.approx(1.0) and clf.rule_weights_.shape == (5,)
 
 
 # --- defaults: the majority class is never traded away --------------------------------------------------------------
