@@ -1270,8 +1270,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
     """Choose `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold stratified CV accuracy: one fit per fold
     and fraction, the fractions in decreasing order, each warm-started from the previous one's assignment (the first from
     the previous fold's model), scored on the held-out rows by `Phi_m w_m + b_m` (slices of the shared factor); ties:
-    threshold 0, then 'veto', then the larger f; the constant rule unless a VCMKL rule beats it by a standard error.
-    Returns the last fold's model at the chosen fraction (a warm start)."""
+    threshold 0, then 'veto', then the larger f. Returns the last fold's model at the chosen fraction (a warm start)."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
     grid = np.sort(np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64)))[::-1]
     if grid.ndim != 1 or grid.size == 0 or not ((grid > 0) & (grid <= 1)).all():
@@ -1300,10 +1299,6 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
                 G[i, j, p_va] = F[:, keep].min(axis=1)
     cands = [(*best_threshold(G[i, j], y_pm[idx]), j, i) for i in range(grid.size) for j in range(len(policies))]
     acc, theta, j, i = max(cands, key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == 0, grid[c[3]]))
-    y_va = y_pm[idx]
-    const = max(np.mean(y_va > 0), np.mean(y_va < 0))
-    if theta == 0.0 and acc - const < np.sqrt(acc * (1 - acc) / idx.size):    # one standard error: the simpler rule
-        theta = -np.inf if np.mean(y_va > 0) > 0.5 else np.inf
     self.cv_scores_ = {float(f): max(c[0] for c in cands if c[3] == k) for k, f in enumerate(grid)}
     self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.gamma))
     self.idle_rules_, self.threshold_ = policies[j], theta
