@@ -1194,6 +1194,11 @@ def fit(self: VCMKLClassifier,
                                   tuple(self.seeds))
     if model is not None:
         self._check_refit(factors, y_pm)
+        if not np.isfinite(self.threshold_):
+            warnings.warn("VCMKLClassifier: no VCMKL setting beat the majority class on held-out data (3-fold CV over "
+                          "nu_grid and the idle-rule handling), so it predicts the majority class everywhere "
+                          f"(threshold_ = {self.threshold_}). Try richer kernels or a given nu.", UserWarning,
+                          stacklevel=2)
     self.n_iter_ = self.result_.n_iter
     sq = self.result_.norms ** 2
     self.rule_weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)

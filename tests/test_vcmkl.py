@@ -399,3 +399,14 @@ def test_nu_grid_values_are_checked():
     X, y = toy()
     with pytest.raises(ValueError, match="nu_grid must hold fractions"):
         VCMKLClassifier(nu_grid=(0.5, 1.5)).fit(X, y)
+
+
+def test_the_constant_fallback_says_so():
+    """Labels independent of the inputs, the minority as the veto class: the rules go idle and veto everything (the
+    minority), no VCMKL setting beats the majority on held-out data, and the estimator predicts it, with a warning."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(90, 4)), np.r_[-np.ones(12), np.ones(78)]
+    with pytest.warns(UserWarning, match="predicts the majority class everywhere"):
+        clf = VCMKLClassifier().fit(X, y)
+    assert clf.threshold_ == -np.inf and (clf.predict(X) == 1).all()
+    assert np.all(clf.decision_function(X) == np.inf)
