@@ -8,11 +8,23 @@ iterations, inner QP solves, PDDP's cache hits, wall time, and the ratios PDDP/b
 all measured in this one process. PDDP+seeds is the multi-start PDDP (seeds=("sgd", "cccp"): its vertex phase also
 starts from SGD's and CCCP's end points; their iterations, QPs and time are included in its row). The objective
 column compares with the best of AM, CCCP and SGD. Writes benchmarks/results/vcmkl.md.
+
+`--part estimator`: VCMKLClassifier with its defaults on the synthetic set of benchmarks/estimators.py
+(`make_classification(m, 20, n_informative=8)`, up to 2000 held-out rows), each size in a fresh process: fit and
+predict seconds, peak resident memory of the fit (recorded before anything else runs at full size), accuracy, the
+number of inner QPs of the refit and its certificate; then, in the same process, the floor of estimators.py (the default
+Gaussian stack built and one precomputed SVC on its sum; not run past m = 4000, where its seven m x m kernels alone
+exceed 4 GiB) and SVC(). Run: `OMP_NUM_THREADS=1 python benchmarks/vcmkl.py --part estimator --sizes 1000 4000 10000`.
+Each part rewrites only its own section of benchmarks/results/vcmkl.md.
 """
 import argparse
+import json
 import os
+import resource
+import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -35,15 +47,94 @@ def data(n, seed=0):
     return X[idx] + rng.normal(0, 0.05, (n, X.shape[1])), y[idx]
 
 
+def estimator_row(m):
+    "One row of the estimator part, in this (fresh) process."
+    sys.path.insert(0, str(Path(__file__).parent))
+    import estimators as bench
+    from mklbook.vcmkl import VCMKLClassifier
+    Xtr, ytr, Xte, yte = bench._load("classification", "synthetic", m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w = np.r_[np.flatnonzero(ytr == 0)[:40], np.flatnonzero(ytr == 1)[:40]]
+        VCMKLClassifier().fit(Xtr[w], ytr[w]).predict(Xte[:10])           # imports and first calls, not timed
+        t0 = time.perf_counter()
+        clf = VCMKLClassifier().fit(Xtr, ytr)
+        row = dict(m=m, fit_s=time.perf_counter() - t0)
+        row["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        row["score"] = float(np.mean(clf.predict(Xte) == yte))
+        row["predict_s"] = time.perf_counter() - t0
+        row.update(n_qp=clf.result_.n_qp, gap=float(clf.result_.gap), status=clf.result_.status)
+        if m <= 4000:
+            t0 = time.perf_counter()
+            bench._floor(Xtr, ytr, "gaussian", "classification")
+            row["floor_s"] = time.perf_counter() - t0
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        from sklearn.svm import SVC
+        ref = make_pipeline(StandardScaler(), SVC())
+        t0 = time.perf_counter()
+        ref.fit(Xtr, ytr)
+        row["svc_s"] = time.perf_counter() - t0
+        row["svc_score"] = float(np.mean(ref.predict(Xte) == yte))
+    return row
+
+
+def estimator_part(sizes):
+    "Markdown section: the defaults at each size, each in a fresh process."
+    rows = []
+    for m in sizes:
+        code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import vcmkl as b; "
+                f"print('ROW ' + json.dumps(b.estimator_row({m})))")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+        line = next((x for x in r.stdout.splitlines() if x.startswith("ROW ")), None)
+        if line is None:
+            rows.append([str(m)] + ["–"] * 9 + [f"failed: {(r.stderr.strip().splitlines() or ['?'])[-1][:120]}"])
+            continue
+        d = json.loads(line[4:])
+        print(d, flush=True)
+        floor = f"{d['floor_s']:.2f}" if "floor_s" in d else "not run"
+        ratio = f"{d['fit_s'] / d['floor_s']:.1f}" if "floor_s" in d else "–"
+        rows.append([str(m), f"{d['fit_s']:.2f}", f"{d['predict_s']:.2f}", floor, ratio, f"{d['fit_s'] / d['svc_s']:.0f}",
+                     f"{d['peak_mib']:.0f}", f"{d['score']:.3f}", f"{d['svc_score']:.3f}", str(d["n_qp"]),
+                     f"{d['gap']:.1e} ({d['status']})"])
+    table = markdown_table(["m", "fit s", "predict s", "floor s", "x floor", "x SVC()", "peak MiB (fit)", "score",
+                            "SVC() score", "refit QPs", "refit gap (status)"], rows, "rrrrrrrrrrl")
+    return ("## VCMKLClassifier with its defaults (synthetic, make_classification(m, 20, n_informative=8))\n\n"
+            f"{os.cpu_count()} cores, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+            f"{time.strftime('%Y-%m-%d')}.\n\n" + table + "\n")
+
+
+def write_section(text):
+    "Replace the section of results/vcmkl.md that starts with the same heading (append it if absent)."
+    out = Path(__file__).parent / "results" / "vcmkl.md"
+    sections, cur = [], []
+    for line in (out.read_text() if out.exists() else "").splitlines(keepends=True):
+        if line.startswith("## ") and cur:
+            sections.append("".join(cur))
+            cur = []
+        cur.append(line)
+    if cur:
+        sections.append("".join(cur))
+    kept = [p.rstrip("\n") + "\n" for p in sections if p.splitlines()[0] != text.splitlines()[0]]
+    out.write_text("\n".join(kept + [text]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[384, 768, 1536])
+    ap.add_argument("--part", choices=["solvers", "estimator"], default="solvers")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None, help="solvers: 384 768 1536; estimator: 1000 4000 10000")
     ap.add_argument("--nu", type=float, nargs="+", default=[0.02, 0.06])
     ap.add_argument("--max-iter", type=int, default=100)
     args = ap.parse_args()
+    if args.part == "estimator":
+        text = estimator_part(args.sizes or [1000, 4000, 10000])
+        print(text)
+        write_section(text)
+        return
     rows = []
     for nu in args.nu:
-        for n in args.sizes:
+        for n in args.sizes or [384, 768, 1536]:
             X, y = data(n)
             Ks = np.stack([X @ X.T] * 5)
             prob = make_problem(Ks, y, nu)
@@ -66,8 +157,7 @@ def main():
     text = "## VCMKL solvers on the Table 1 setting (pima, 5 linear kernels)\n\n" + __doc__.split("\n\n")[1] + \
         "\n\n" + table + "\n"
     print(text)
-    out = Path(__file__).parent / "results" / "vcmkl.md"
-    out.write_text(text)
+    write_section(text)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 # %% ../nbs/50_vcmkl.ipynb #13fb6779
 from __future__ import annotations
 
+import functools
 import numbers
 import time
 import warnings
@@ -19,14 +20,16 @@ from .kernels import check_binary_labels, check_int, check_positive, check_psd, 
 from .solvers import SolverResult
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+from numbers import Integral, Real
 from .kernels import KernelBank, Linear
 
 # %% auto #0
 __all__ = ['PAPER_TABLE1', 'veto_consensus', 'finite_class_rademacher', 'kernel_rademacher_bound', 'VCMKLProblem', 'largest_nu',
-           'make_problem', 'hinge_losses', 'lmo', 'opt1_objective', 'project_lambda', 'kmeans_lambda', 'primal_value',
-           'CriticalRegion', 'pddp_bounds', 'InnerSolution', 'solve_inner', 'VCMKLResult', 'result_from_primal',
-           'solve_vcmkl', 'VCMKLClassifier']
+           'make_problem', 'low_rank_factor', 'hinge_losses', 'lmo', 'balanced_assignment', 'opt1_objective',
+           'project_lambda', 'kmeans_lambda', 'primal_value', 'CriticalRegion', 'pddp_bounds', 'InnerSolution',
+           'solve_inner', 'VCMKLResult', 'result_from_primal', 'solve_vcmkl', 'VCMKLClassifier', 'best_threshold']
 
 # %% ../nbs/50_vcmkl.ipynb #33a00427
 def veto_consensus(F,  # (n, M) base decision values f_m(x_i)
@@ -78,11 +81,13 @@ class VCMKLProblem:
 
     Reference: zhou2016vcmkl, Sec. 3.2 (OPT1 and its Dual); $n_m$ is the book's (see the text)."""
     Phi: list          # M arrays (l, r_m): Phi_m Phi_m^T = K_m
-    back: list         # M arrays (l, r_m): beta_m = back_m @ w_m gives f_m(x) = K_m(x, X) beta_m + b_m
+    back: list | None  # M arrays (l, r_m): beta_m = back_m @ w_m gives f_m(x) = K_m(x, X) beta_m + b_m (None: no
+                       # expansion needed, e.g. a cross-validation fold scored by Phi_m w_m + b_m)
     y: np.ndarray      # (l,) labels in {-1, +1}
     nu: np.ndarray     # (M,) margin weights nu_m
     gamma: float       # weight of the positive losses, in (0, 1)
     classes: np.ndarray  # (2,) the original labels: classes[1] is +1 (consensus), classes[0] is -1
+    assignment: str = "lp"  # how `lmo` solves the assignment LP: "lp" (HiGHS) or "paths" (`balanced_assignment`)
 
     @property
     def l(self): return self.y.shape[0]                       # number of training points
@@ -127,25 +132,9 @@ def largest_nu(y,             # (l,) binary labels (classes[1] is +1)
     return float(min(by_dual, by_groups))
 
 # %% ../nbs/50_vcmkl.ipynb #98ee5bd0
-def make_problem(Ks,                # (M, l, l) base kernels, one per rule
-                 y,                 # (l,) binary labels; classes[1] is the +1 (consensus) class
-                 nu=0.02,           # margin weights nu_m (number or (M,))
-                 gamma=None,        # weight of the positive losses; None: |I-| / l (the paper's Table 1)
-                 psd: str = "check",  # "check": refuse non-PSD kernels (no feature map Phi); "assume": skip the test
-                ) -> VCMKLProblem:
-    r"""Validate the data of OPT1, refuse an infeasible $\nu$, and factor every base kernel as $K_m=\Phi_m\Phi_m^\top$.
-
-    $$\nu_+=\frac{l\sum_m\nu_m}{2\gamma|I_+|}\le1\qquad\text{and}\qquad
-    \sum_m\Big(\Big\lfloor\frac{l\nu_m}{2(1-\gamma)}\Big\rfloor+1\Big)\le|I_-|$$
-
-    Reference: zhou2016vcmkl, Sec. 3.2, Proposition 2; the subgroup condition is the book's."""
-    if psd == "allow":
-        raise ValueError("VCMKL factors each kernel as Phi Phi^T, which needs PSD kernels: psd='allow' is not "
-                         "available; use psd='check' or 'assume'.")
-    Ks = check_stack(Ks, name="Ks", symmetric=True)
-    check_psd(Ks, psd)
-    M, l = Ks.shape[0], Ks.shape[1]
-    y_pm, classes = check_binary_labels(y, l)
+def _check_nu(y_pm, M, nu, gamma):
+    "`(nu (M,), gamma)` after refusing a `gamma` outside (0, 1) and an infeasible `nu` (Proposition 2, the subgroups)."
+    l = y_pm.size
     npos, nneg = int((y_pm > 0).sum()), int((y_pm < 0).sum())
     if gamma is None:
         gamma = nneg / l
@@ -164,8 +153,75 @@ def make_problem(Ks,                # (M, l, l) base kernels, one per rule
     if need.sum() > nneg:
         raise ValueError(f"infeasible nu: the subgroups must carry sum_m l nu_m / (2(1-gamma)) = {need.sum():.3g} "
                          f"negatives but there are {nneg}. Decrease nu or gamma.")
-    fac = [psd_factor(K) for K in Ks]
-    return VCMKLProblem([f[0] for f in fac], [f[1] for f in fac], y_pm.astype(np.float64), nu, float(gamma), classes)
+    return nu, float(gamma)
+
+
+def _factor_stack(Ks, factor=psd_factor):
+    "`factor(K_m)` for every kernel of the stack, computed once for kernels that are equal (e.g. `[Linear()] * 5`)."
+    out = []
+    for m, K in enumerate(Ks):
+        same = next((k for k in range(m) if np.shares_memory(K, Ks[k]) or np.array_equal(K, Ks[k])), None)
+        out.append(out[same] if same is not None else factor(K))
+    return out
+
+
+def make_problem(Ks,                # (M, l, l) base kernels, one per rule
+                 y,                 # (l,) binary labels; classes[1] is the +1 (consensus) class
+                 nu=0.02,           # margin weights nu_m (number or (M,))
+                 gamma=None,        # weight of the positive losses; None: |I-| / l (the paper's Table 1)
+                 psd: str = "check",  # "check": refuse non-PSD kernels (no feature map Phi); "assume": skip the test
+                ) -> VCMKLProblem:
+    r"""Validate the data of OPT1, refuse an infeasible $\nu$, and factor every base kernel as $K_m=\Phi_m\Phi_m^\top$.
+
+    $$\nu_+=\frac{l\sum_m\nu_m}{2\gamma|I_+|}\le1\qquad\text{and}\qquad
+    \sum_m\Big(\Big\lfloor\frac{l\nu_m}{2(1-\gamma)}\Big\rfloor+1\Big)\le|I_-|$$
+
+    Reference: zhou2016vcmkl, Sec. 3.2, Proposition 2; the subgroup condition is the book's."""
+    if psd == "allow":
+        raise ValueError("VCMKL factors each kernel as Phi Phi^T, which needs PSD kernels: psd='allow' is not "
+                         "available; use psd='check' or 'assume'.")
+    Ks = check_stack(Ks, name="Ks", symmetric=True)
+    check_psd(Ks, psd)
+    y_pm, classes = check_binary_labels(y, Ks.shape[1])
+    nu, gamma = _check_nu(y_pm, Ks.shape[0], nu, gamma)
+    fac = _factor_stack(Ks)
+    return VCMKLProblem([f[0] for f in fac], [f[1] for f in fac], y_pm.astype(np.float64), nu, gamma, classes)
+
+# %% ../nbs/50_vcmkl.ipynb #301c595c
+def low_rank_factor(K,                # (m, m) PSD kernel matrix
+                    rtol=1e-10,       # stop when every residual diagonal entry is below rtol * max_i K_ii
+                    max_rank=300,     # give up (return None) past this rank: an eigendecomposition is then cheaper
+                   ):
+    r"""`(Phi, P)` with $\Phi\Phi^\top=K$ up to `rtol` and $KP=\Phi$, by a Cholesky factorisation with diagonal pivoting.
+
+    $$\Phi=K_{:,S}L_{SS}^{-\top},\qquad P_{S,:}=L_{SS}^{-\top},\ P_{\bar S,:}=0,\qquad
+    0\preceq K-\Phi\Phi^\top,\quad\operatorname{tr}(K-\Phi\Phi^\top)\le m\cdot\texttt{rtol}\max_iK_{ii}$$
+
+    $S$ the $r$ pivots. It reads $r$ columns of $K$ and costs $O(mr^2)$ against $O(m^3)$ for `psd_factor`: the factor of
+    choice for low-rank kernels (a linear kernel on $d$ features has $r\le d$). `None` when the rank exceeds `max_rank`."""
+    from scipy.linalg import solve_triangular
+    m = K.shape[0]
+    d = np.diag(K).astype(np.float64)
+    top = float(d.max(initial=0.0))
+    if not top > 0:
+        raise ValueError("the kernel matrix has no positive diagonal entry (zero, or not PSD): it has no feature map.")
+    cap = min(m, max_rank)
+    L, piv = np.zeros((m, cap)), []
+    for k in range(cap + 1):
+        j = int(np.argmax(d))
+        if d[j] <= rtol * top:
+            break
+        if k == cap:
+            return None
+        col = (K[:, j] - L[:, :k] @ L[j, :k]) / np.sqrt(d[j])
+        L[:, k] = col
+        d = np.maximum(d - col ** 2, 0.0)
+        d[j] = 0.0
+        piv.append(j)
+    L = L[:, :len(piv)]
+    P = np.zeros_like(L)
+    P[piv] = solve_triangular(L[piv], np.eye(len(piv)), lower=True).T
+    return L, P
 
 # %% ../nbs/50_vcmkl.ipynb #cd7817ce
 def _scores(prob, W, b):
@@ -186,10 +242,16 @@ def hinge_losses(prob,  # the problem (`make_problem`)
     return np.maximum(rho - prob.y[:, None] * _scores(prob, W, b), 0.0)
 
 # %% ../nbs/50_vcmkl.ipynb #e88d57e3
+@functools.lru_cache(maxsize=8)
+def _assignment_constraints(n, M):
+    "The constraint matrices of the assignment LP (rows sum to one, columns at least n_m), built once per shape."
+    return (sp.kron(sp.eye(n), np.ones((1, M)), format="csr"), -sp.kron(np.ones((1, n)), sp.eye(M), format="csr"))
+
+
 def lmo(prob,  # the problem (`make_problem`): n_min and the sizes
         C,     # (|I-|, M) cost, e.g. the negatives' hinge losses
        ):
-    r"""The best balanced assignment: a vertex of $\arg\min_{\lambda\in\Lambda}\langle\lambda,C\rangle$ and the minimum, by an LP (HiGHS).
+    r"""The best balanced assignment: a vertex of $\arg\min_{\lambda\in\Lambda}\langle\lambda,C\rangle$ and the minimum, by an LP (HiGHS) or `balanced_assignment`.
 
     $$\min_{\lambda\in\Lambda}\sum_{i,m}\lambda_{im}C_{im},\qquad
     \Lambda=\Big\{\lambda\ge0:\ \sum_m\lambda_{im}=1\ (i\in I_-),\ \sum_i\lambda_{im}\ge n_m\Big\}$$
@@ -198,13 +260,63 @@ def lmo(prob,  # the problem (`make_problem`): n_min and the sizes
 
     Reference: zhou2016vcmkl, Sec. 3.2, Eq. (2); the balance $\sum_i\lambda_{im}\ge n_m$ is the book's."""
     n, M = C.shape
-    A_eq = sp.kron(sp.eye(n), np.ones((1, M)), format="csr")
-    A_ub = -sp.kron(np.ones((1, n)), sp.eye(M), format="csr")
+    if getattr(prob, "assignment", "lp") == "paths":                  # the same optimum without an LP solver
+        a = balanced_assignment(C, prob.n_min)
+        return np.eye(M)[a], float(C[np.arange(n), a].sum())
+    A_eq, A_ub = _assignment_constraints(n, M)
     res = linprog(C.ravel(), A_ub=A_ub, b_ub=-prob.n_min, A_eq=A_eq, b_eq=np.ones(n), bounds=(0, None),
                   method="highs-ds")
     if res.status != 0:
         raise RuntimeError(f"assignment LP failed: {res.message}")
     return res.x.reshape(n, M), float(res.fun)
+
+# %% ../nbs/50_vcmkl.ipynb #9ed53f02
+def balanced_assignment(C,     # (n, M) cost of giving row i to column m
+                        need,  # (M,) least number of rows each column must receive
+                       ) -> np.ndarray:  # (n,) the column of each row
+    r"""An optimal vertex of the assignment LP (`lmo`) by successive shortest paths: exact, no LP solver.
+
+    $$\min_{a\in\{1..M\}^n}\sum_iC_{i,a_i}\quad\text{s.t.}\quad|\{i:a_i=m\}|\ge n_m$$
+
+    Start from every row at its cheapest column (optimal without the lower bounds); while a column lacks rows, move
+    rows along the cheapest chain of moves from a column with a row to spare (Bellman-Ford on the $M$ columns, edge
+    $u\to v$ costing $\min_{i:a_i=u}C_{iv}-C_{iu}$). Augmenting along shortest paths keeps the assignment optimal for
+    the demands met so far (the successive-shortest-path theorem of min-cost flow), so the end point solves the LP."""
+    n, M = C.shape
+    need = np.asarray(need, dtype=np.int64)
+    if need.sum() > n:
+        raise RuntimeError(f"assignment infeasible: the columns need {need.sum()} rows, there are {n}.")
+    a, rows, cols = C.argmin(axis=1), np.arange(n), np.arange(M)
+    cnt = np.bincount(a, minlength=M)
+    while (cnt < need).any():
+        D = C - C[rows, a][:, None]                          # cost of moving row i from a_i to column v
+        cost, arg = np.full((M, M), np.inf), np.zeros((M, M), dtype=np.int64)
+        for u in np.flatnonzero(cnt > 0):
+            ru = np.flatnonzero(a == u)
+            arg[u] = ru[D[ru].argmin(axis=0)]
+            cost[u] = D[arg[u], cols]
+        np.fill_diagonal(cost, np.inf)
+        dist, pred = np.where(cnt > need, 0.0, np.inf), np.full(M, -1)
+        for _ in range(M):                                   # Bellman-Ford from every column with a row to spare
+            cand = dist[:, None] + cost
+            u_best = cand.argmin(axis=0)
+            new = cand[u_best, cols]
+            better = new < dist - 1e-12 * np.maximum(1.0, np.abs(np.where(np.isfinite(dist), dist, 0.0)))
+            if not better.any():
+                break
+            dist[better], pred[better] = new[better], u_best[better]
+        short = np.flatnonzero(cnt < need)
+        path = [short[np.argmin(dist[short])]]
+        if not np.isfinite(dist[path[0]]):
+            raise RuntimeError("assignment infeasible: no column can spare a row.")
+        while pred[path[-1]] >= 0 and len(path) <= M:
+            path.append(pred[path[-1]])
+        if len(path) > M:
+            raise RuntimeError("assignment: a cycle in the shortest-path tree (round-off); use the LP.")
+        for w, u in zip(path[:-1], path[1:]):                # the move u -> w, rows chosen before any move
+            a[arg[u, w]] = w
+        cnt = np.bincount(a, minlength=M)
+    return a
 
 # %% ../nbs/50_vcmkl.ipynb #85f11065
 def opt1_objective(prob,           # the problem (`make_problem`)
@@ -659,7 +771,8 @@ def _finish_fit(prob, res, W, b, rho):
             rho[m] = 0.0
     for m in np.flatnonzero(res.idle):
         b[m] = _idle_offset(prob, res.lam, W, b, rho, m)
-    res.coef = np.column_stack([prob.back[m] @ W[m] for m in range(prob.M)])
+    res.coef = None if prob.back is None else np.column_stack([prob.back[m] @ W[m] for m in range(prob.M)])
+    res._w = W                       # the weights in the coordinates of Phi_m (cross-validation scores Phi_m w_m + b_m)
     res.norms = np.array([np.linalg.norm(w) for w in W])
     res.b, res.rho = np.asarray(b, float), np.asarray(rho, float)
     res.objective = opt1_objective(prob, W, b, rho)
@@ -910,7 +1023,6 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
     r"""Veto-consensus MKL: OPT1 on the balanced set $\Lambda$, $\xi_{im}=[\rho_m-y_if_m(x_i)]_+$, by PDDP or a local method.
     $$\min_{w,b,\rho\ge0}\ \tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\rho_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
     Reference: zhou2016vcmkl, Sec. 3.2 (OPT1) and Sec. 4, Algorithm 1 (PDDP); AM, CCCP and SGD are the baselines of Sec. 5.1."""
-    from threadpoolctl import threadpool_limits
     t0 = time.perf_counter()
     if solver not in _SOLVERS:
         raise ValueError(f"solver must be one of {sorted(_SOLVERS)}; got {solver!r}.")
@@ -920,6 +1032,13 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
         raise ValueError(f"seeds are extra starts for solver='pddp' only, each of {sorted(_SEEDS)} at most once; got "
                          f"seeds={seeds!r} with solver={solver!r}.")
     prob = make_problem(Ks, y, nu, gamma, psd)
+    return _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds, t0)
+
+# %% ../nbs/50_vcmkl.ipynb #f749cde3
+def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds, t0=None):
+    "`solve_vcmkl` on a built problem (the estimator's cross-validation builds its problems from a shared factor)."
+    from threadpoolctl import threadpool_limits
+    t0 = time.perf_counter() if t0 is None else t0
     with threadpool_limits(1):
         if lam0 is None:
             lam0 = kmeans_lambda(prob, random_state=random_state)
@@ -940,10 +1059,11 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
             idle = np.flatnonzero(res.idle)
             what = ("vetoes every sample: the classifier predicts the negative class everywhere"
                     if (res.b[idle] <= 0).any() else "accepts every sample (abstains)")
+            nu = prob.nu[0] if np.all(prob.nu == prob.nu[0]) else prob.nu
             warnings.warn(f"VCMKL: rule(s) {idle.tolist()} of {prob.M} are idle (w_m = 0): the positives and the "
                           f"negatives assigned to them have overlapping reduced convex hulls at nu = {nu} (the trivial "
                           f"nu-SVM solution), so f_m = b_m is constant and {what}. Raise nu or use a richer kernel.",
-                          stacklevel=2)
+                          stacklevel=3)
         if solver in ("pddp", "am"):                 # certificate: the inner problem at lambda, solved exactly
             res.gap = float(s.gap)
     res.classes = prob.classes
@@ -951,36 +1071,53 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
     res.tol = tol
     if res.status == "max_iter" and warn:
         res.message = "hit max_iter before the relative change fell below tol"
-        res.warn_if_not_optimal(stacklevel=2)
+        res.warn_if_not_optimal(stacklevel=4)
     return res
 
 # %% ../nbs/50_vcmkl.ipynb #3a767a05
-PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, solver="pddp")   # paper 003's Table 1 setting (pima)
+PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, gamma=None, solver="pddp", idle_rules="veto")  # paper 003's Table 1 (pima)
 
 # %% ../nbs/50_vcmkl.ipynb #6aaff9bb
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     r"""Veto-consensus MKL: one kernel rule per hidden subgroup of the negatives, positive only where every rule accepts.
 
-    $$g(x)=\min_mf_m(x),\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
+    $$g(x)=\min_mf_m(x)-\theta,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
 
-    the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the estimators chapter): three
-    linear rules on standardised features, $\nu$ a fraction of `largest_nu` chosen by 3-fold stratified cross-validation
-    on the training set, $\gamma=|I_-|/l$, alternating minimisation. The paper's Table 1 setting is `PAPER_TABLE1`
-    (`kernels=[Linear()] * 5, nu=0.02, solver="pddp"`). `weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$.
+    the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
+    standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
+    of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
+    stratified cross-validation accuracy; alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1
+    setting is `PAPER_TABLE1`. `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of
+    the rules on the bank's kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
 
-    Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
+    _parameter_constraints: dict = {
+        "kernels": [None, list, tuple],
+        "nu": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right"), "array-like"],
+        "gamma": [None, Interval(Real, 0, 1, closed="neither")],
+        "solver": [StrOptions({"am", "pddp", "cccp", "sgd"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "idle_rules": [StrOptions({"auto", "veto", "drop"})],
+        "seeds": [list, tuple],
+        "nu_grid": ["array-like"],
+        "search_size": [None, Interval(Integral, 30, None, closed="left")],
+    }
 
     def __init__(self,
                  kernels=None,         # list of M kernels, one per rule (None: 3 x Linear(standardize=True))
                  nu="auto",            # margin weights nu_m: a number, one per rule, or "auto" (cross-validated)
-                 gamma=None,           # weight of the positive losses, in (0, 1); None: |I-| / l
+                 gamma=None,           # weight of the positive losses, in (0, 1); None: |I-| / l (the paper's)
                  solver="am",          # "am" | "pddp" | "cccp" | "sgd" (see `solve_vcmkl`)
                  max_iter=100,         # outer iterations of the solver (epochs for sgd)
                  tol=1e-4,             # stop when |J_t+1 - J_t| <= tol |J_t|
                  random_state=0,       # seed of the k-means start, of SGD and of the cross-validation folds
-                 idle_rules="veto",    # "veto": OPT1's optimum (an idle rule's b_m <= 0 vetoes); "drop": ignore idle rules
+                 idle_rules="auto",    # "veto": OPT1's optimum (an idle rule's b_m <= 0 vetoes); "drop": ignore idle
+                                       # rules; "auto": chosen with nu by cross-validation ("veto" with a given nu)
                  seeds=(),             # PDDP multi-start: also descend from these methods' end points ("sgd", "cccp")
                  nu_grid=(0.1, 0.3, 0.5, 0.8),  # fractions of the largest feasible nu tried by nu="auto"
+                 search_size=500,      # nu="auto" cross-validates on a stratified subsample of at most this many
+                                       # training points (None: all of them)
                 ):
         self.kernels = kernels
         self.nu = nu
@@ -992,6 +1129,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.idle_rules = idle_rules
         self.seeds = seeds
         self.nu_grid = nu_grid
+        self.search_size = search_size
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -999,88 +1137,191 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 # %% ../nbs/50_vcmkl.ipynb #20e48d67
+def _same_kernel(a, b) -> bool:
+    "Whether two kernel objects compute the same kernel (same class, equal parameters)."
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    pa, pb = a.get_params(), b.get_params()
+    return pa.keys() == pb.keys() and all(np.array_equal(np.asarray(pa[k], dtype=object), np.asarray(pb[k], dtype=object))
+                                          for k in pa)
+
+
 @patch
 def _kernel_list(self: VCMKLClassifier):
     return [Linear(standardize=True) for _ in range(3)] if self.kernels is None else list(self.kernels)
 
-
+# %% ../nbs/50_vcmkl.ipynb #719a7f2a
 @patch
 def fit(self: VCMKLClassifier,
         X,  # (n, d) training inputs
         y,  # (n,) binary labels
        ):
-    "Build the stack `K_m(X, X)` and solve OPT1; `classes_[1]` is the +1 (consensus) class."
+    "Build each distinct kernel once, factor it once, select `nu` (if 'auto') on slices of the factor, and solve OPT1."
+    self._validate_params()
     X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
     if y_type not in ("binary", "multiclass"):
         raise ValueError(f"Unknown label type: {y_type!r}. VCMKLClassifier needs binary class labels.")
-    if self.idle_rules not in ("veto", "drop"):
-        raise ValueError(f"idle_rules must be 'veto' (OPT1's optimum) or 'drop' (predict with the active rules only); "
-                         f"got {self.idle_rules!r}.")
     self.classes_ = np.unique(y)
     if self.classes_.size != 2:
         raise ValueError(f"Only binary classification is supported: VCMKLClassifier is binary; y has {self.classes_.size} classes {self.classes_.tolist()}. "
                          "Recode y into the consensus class (+1) and the rest (-1).")
-    self.bank_ = KernelBank(self._kernel_list())
+    rules, distinct = self._kernel_list(), []
+    for k in rules:                                 # rules on equal kernels share one kernel matrix and one factor
+        if not any(_same_kernel(k, u) for u in distinct):
+            distinct.append(k)
+    self.rule_kernel_ = np.array([next(i for i, u in enumerate(distinct) if _same_kernel(k, u)) for k in rules])
+    self.bank_ = KernelBank(distinct)
     Ks = self.bank_.fit_transform(X)
     bad = [repr(k) for k in self.bank_.kernels_ if not k.is_psd]
     if bad:
         raise ValueError(f"VCMKLClassifier needs PSD kernels (each rule is a nu-SVM in its kernel's feature space); "
                          f"{', '.join(bad)} is not PSD. Remove it.")
+    factors = [low_rank_factor(K) or psd_factor(K) for K in Ks]
+    del Ks
     y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
-    self.nu_ = self._select_nu(Ks, y_pm) if isinstance(self.nu, str) and self.nu == "auto" else self.nu
-    self.result_ = self._solve(Ks, y_pm, self.nu_)
+    model = None
+    if isinstance(self.nu, str):                    # "auto" (the only string the constraints allow)
+        model = self._select_nu(factors, y_pm)
+    else:
+        self.nu_, self.threshold_ = self.nu, 0.0
+        self.idle_rules_ = "veto" if self.idle_rules == "auto" else self.idle_rules
+    prob = self._problem(factors, None, y_pm, self.nu_)
+    lam0 = None if model is None else self._best_response(factors, prob, np.arange(len(y_pm)), model)
+    self.result_ = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
+                                  tuple(self.seeds))
+    if model is not None:
+        self._check_refit(factors, y_pm)
+        if not np.isfinite(self.threshold_):
+            warnings.warn("VCMKLClassifier: no VCMKL setting beat the majority class on held-out data (3-fold CV over "
+                          "nu_grid and the idle-rule handling), so it predicts the majority class everywhere "
+                          f"(threshold_ = {self.threshold_}). Try richer kernels or a given nu.", UserWarning,
+                          stacklevel=2)
     self.n_iter_ = self.result_.n_iter
     sq = self.result_.norms ** 2
-    self.weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
+    self.rule_weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
+    self.weights_ = np.bincount(self.rule_kernel_, self.rule_weights_, minlength=len(self.bank_.kernels_))
     if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
         idle = np.flatnonzero(self.result_.idle).tolist()
-        what = ("they are left out of the veto (idle_rules='drop')" if self.idle_rules == "drop" and
+        what = ("they are left out of the veto (idle_rules='drop')" if self.idle_rules_ == "drop" and
                 not self.result_.idle.all() else "an idle rule is a constant, and with b_m <= 0 it vetoes every sample")
         warnings.warn(f"VCMKLClassifier: rule(s) {idle} of {len(self.result_.idle)} are idle (w_m = 0, the trivial "
                       f"nu-SVM solution) at nu = {self.nu_}; {what}. Raise nu, use a richer kernel, or set "
                       "idle_rules='drop' to predict with the active rules.", UserWarning, stacklevel=2)
     return self
 
+# %% ../nbs/50_vcmkl.ipynb #5ecc64e6
+@patch
+def _problem(self: VCMKLClassifier, factors, rows, y_pm, nu):
+    "OPT1 on the training rows `rows` (None: all, with the expansion maps) from the shared factors: no new kernel."
+    Phi = [factors[k][0] if rows is None else factors[k][0][rows] for k in self.rule_kernel_]
+    back = [factors[k][1] for k in self.rule_kernel_] if rows is None else None
+    nu, gamma = _check_nu(y_pm, len(Phi), nu, self.gamma)
+    return VCMKLProblem(Phi, back, y_pm, nu, gamma, np.array([-1.0, 1.0]), assignment="paths")
+
 
 @patch
-def _solve(self: VCMKLClassifier, Ks, y_pm, nu):
-    return solve_vcmkl(Ks, y_pm, nu, self.gamma, self.solver, max_iter=self.max_iter, tol=self.tol,
-                       random_state=self.random_state, warn=False, seeds=self.seeds, psd="trusted")
+def _best_response(self: VCMKLClassifier, factors, prob, rows, model):
+    "The vertex of `prob`'s Lambda that best fits a model `(w, b, rho)` fitted on other rows: its negatives' hinge losses."
+    w, b, rho = model
+    F = np.column_stack([factors[k][0][rows[prob.neg]] @ w[m] for m, k in enumerate(self.rule_kernel_)]) + b
+    return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [rho_m + f_m(x_i)]_+
+
+
+@patch
+def _check_refit(self: VCMKLClassifier, factors, y_pm):
+    """Guard: the refit on all the data can come out with other idle rules than the fold models, and the chosen handling
+    then decides differently. If the refit's rule misclassifies more training points than the constant majority rule,
+    the handling and the threshold are re-chosen on the training points (`refit_rechosen_` records it)."""
+    r = self.result_
+    F = np.column_stack([factors[k][0] @ r._w[m] for m, k in enumerate(self.rule_kernel_)]) + r.b
+    def scores(pol):
+        return F[:, ~r.idle].min(axis=1) if pol == "drop" and r.idle.any() and not r.idle.all() else F.min(axis=1)
+    acc = np.mean(np.where(scores(self.idle_rules_) > self.threshold_, 1.0, -1.0) == y_pm)
+    self.refit_rechosen_ = bool(acc < max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
+    if self.refit_rechosen_:
+        pols = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
+        _, theta, pol = max(((*best_threshold(scores(p), y_pm), p) for p in pols),
+                            key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == "veto"))
+        self.idle_rules_, self.threshold_ = pol, theta
+
+
+# %% ../nbs/50_vcmkl.ipynb #a07166af
+def best_threshold(g,            # (n,) scores
+                   y,            # (n,) labels in {-1, +1}
+                   cuts=False,   # also try every cut between consecutive scores (False: 0 and the two constants)
+                  ) -> tuple[float, float]:
+    r"""`(accuracy, theta)`: the threshold of the rule $g>\theta$ with the best accuracy on `(g, y)`; ties go to $\theta$ nearest 0.
+
+    $$\hat\theta=\arg\max_{\theta\in\Theta}\frac1n\sum_i\mathbb 1\big[\operatorname{sign}(g_i-\theta)=y_i\big],\qquad
+    \Theta=\{0,-\infty,+\infty\}\ \text{(and every cut of the scores with `cuts=True`)}$$
+
+    $\theta=\mp\infty$ are the constant classifiers (all positive, all negative)."""
+    cand = np.r_[0.0, -np.inf, np.inf]
+    if cuts:
+        s = np.unique(g)
+        cand = np.r_[cand, (s[:-1] + s[1:]) / 2]
+    neg, pos = np.sort(g[y < 0]), np.sort(g[y > 0])
+    acc = (np.searchsorted(neg, cand, side="right") + pos.size - np.searchsorted(pos, cand, side="right")) / g.size
+    best = np.flatnonzero(acc >= acc.max() - 1e-12)
+    k = best[np.argmin(np.abs(cand[best]))]
+    return float(acc[k]), float(cand[k])
 
 # %% ../nbs/50_vcmkl.ipynb #cf11686a
 @patch
-def _select_nu(self: VCMKLClassifier, Ks, y_pm) -> float:
-    "`f * largest_nu` with `f` from `nu_grid` chosen by 3-fold stratified CV accuracy (ties: the larger f)."
-    from sklearn.model_selection import StratifiedKFold
-    grid = np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64))
+def _select_nu(self: VCMKLClassifier, factors, y_pm):
+    """Choose `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold stratified CV accuracy: one fit per fold
+    and fraction, the fractions in decreasing order, each warm-started from the previous one's assignment (the first from
+    the previous fold's model), scored on the held-out rows by `Phi_m w_m + b_m` (slices of the shared factor); ties:
+    threshold 0, then 'veto', then the larger f. Returns the last fold's model at the chosen fraction (a warm start)."""
+    from sklearn.model_selection import StratifiedKFold, train_test_split
+    grid = np.sort(np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64)))[::-1]
     if grid.ndim != 1 or grid.size == 0 or not ((grid > 0) & (grid <= 1)).all():
         raise ValueError(f"nu_grid must hold fractions in (0, 1] of the largest feasible nu; got {self.nu_grid!r}.")
-    M = Ks.shape[0]
-    folds = StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(np.zeros(len(y_pm)), y_pm)
-    scores = np.zeros(grid.size)
-    for tr, va in folds:
-        K_tr, K_va = Ks[:, tr][:, :, tr], Ks[:, va][:, :, tr]
-        top = largest_nu(y_pm[tr], M, self.gamma)
+    M, l = len(self.rule_kernel_), len(y_pm)
+    idx = np.arange(l)
+    if self.search_size is not None and l > self.search_size:
+        idx = np.sort(train_test_split(idx, train_size=self.search_size, stratify=y_pm,
+                                       random_state=self.random_state)[0])
+    policies = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
+    G = np.zeros((grid.size, len(policies), idx.size))           # out-of-fold scores min_m f_m
+    models = [None] * grid.size                                   # the last fold's (w, b, rho) at each fraction
+    for p_tr, p_va in StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]):
+        tr, va = idx[p_tr], idx[p_va]
+        top, lam = largest_nu(y_pm[tr], M, self.gamma), None
         for i, f in enumerate(grid):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r = self._solve(K_tr, y_pm[tr], f * top)
-            g = r.decision_function(K_va, drop_idle=self.idle_rules == "drop")
-            scores[i] += np.mean(np.where(g > 0, 1.0, -1.0) == y_pm[va]) / 3
-    self.cv_scores_ = dict(zip(grid.tolist(), scores.tolist()))
-    best = grid[np.flatnonzero(scores >= scores.max() - 1e-12).max()]
-    return float(best * largest_nu(y_pm, M, self.gamma))
+            prob = self._problem(factors, tr, y_pm[tr], f * top)
+            lam0 = (lmo(prob, -lam)[0] if lam is not None else       # the nearest vertex of the new Lambda, or
+                    self._best_response(factors, prob, tr, models[i]) if models[i] is not None else None)  # last fold's
+            r = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
+                               tuple(self.seeds))
+            lam, models[i] = r.lam, (r._w, r.b, r.rho)
+            F = np.column_stack([factors[k][0][va] @ r._w[m] for m, k in enumerate(self.rule_kernel_)]) + r.b
+            for j, pol in enumerate(policies):
+                keep = ~r.idle if pol == "drop" and r.idle.any() and not r.idle.all() else np.ones(M, bool)
+                G[i, j, p_va] = F[:, keep].min(axis=1)
+    cands = [(*best_threshold(G[i, j], y_pm[idx]), j, i) for i in range(grid.size) for j in range(len(policies))]
+    acc, theta, j, i = max(cands, key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == 0, grid[c[3]]))
+    self.cv_scores_ = {float(f): max(c[0] for c in cands if c[3] == k) for k, f in enumerate(grid)}
+    self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.gamma))
+    self.idle_rules_, self.threshold_ = policies[j], theta
+    return models[i]
 
-
+# %% ../nbs/50_vcmkl.ipynb #a1a61eb5
 @patch
 def decision_function(self: VCMKLClassifier,
                       X,  # (n, d) test inputs
                      ):
-    r"Scores $\min_mf_m(x)$, `(n,)` (over the active rules with `idle_rules='drop'`): positive exactly when every rule accepts."
+    r"Scores $\min_mf_m(x)-\theta$, `(n,)` (over the active rules when `idle_rules_` is 'drop'): positive exactly when every rule accepts."
     check_is_fitted(self, "result_")
     X = validate_data(self, X, dtype=np.float64, reset=False)
-    return self.result_.decision_function(self.bank_.transform(X), drop_idle=self.idle_rules == "drop")
+    Kt, r = self.bank_.transform(X), self.result_
+    F = np.column_stack([Kt[k] @ r.coef[:, m] for m, k in enumerate(self.rule_kernel_)]) + r.b
+    if self.idle_rules_ == "drop" and r.idle.any() and not r.idle.all():
+        F = F[:, ~r.idle]
+    return F.min(axis=1) - self.threshold_
 
 
 @patch

@@ -57,7 +57,7 @@ def test_bad_input():
 
 def test_estimator_clone_pickle():
     X, y = toy()
-    clf = VCMKLClassifier([Linear()] * 3, nu=0.1, max_iter=10).fit(X, y)
+    clf = VCMKLClassifier([Linear()] * 3, nu=0.1, gamma=None, max_iter=10).fit(X, y)   # the paper's gamma = |I-| / l
     assert clf.score(X, y) > 0.85
     c2 = pickle.loads(pickle.dumps(clf))
     assert np.allclose(c2.decision_function(X), clf.decision_function(X))
@@ -214,7 +214,7 @@ def test_drop_idle_takes_the_min_over_active_rules_only():
     np.testing.assert_array_equal(r.decision_function(K, drop_idle=True), [1, 2, 3])  # min over rules 0 and 2
     r.idle[:] = True                                                                  # nothing active: keep every rule
     np.testing.assert_array_equal(r.decision_function(K, drop_idle=True), [-1, -1, -1])
-    with pytest.raises(ValueError, match="idle_rules must be"):
+    with pytest.raises(ValueError, match="The 'idle_rules' parameter of VCMKLClassifier must be a str among"):
         VCMKLClassifier(idle_rules="abstain").fit(np.random.default_rng(0).normal(size=(8, 2)), np.r_[[1] * 4, [-1] * 4])
 
 
@@ -233,3 +233,180 @@ def test_result_from_primal_makes_iterates_exact_like_the_answer():
     for lam, W in zip(h["lam"], h["W"]):                            # every iterate: idle rules exactly constant
         e = result_from_primal(prob, lam, *W)
         assert np.all(e.coef[:, e.idle] == 0)
+
+
+# --- the estimator's fast path against the reference (layer 1 on the full stack) -----------------------------------
+
+def test_low_rank_factor_is_a_feature_map_and_refuses_high_rank():
+    from mklbook.kernels import psd_factor
+    from mklbook.vcmkl import low_rank_factor
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(120, 5))
+    K = Z @ Z.T + 1.0                                               # rank 6
+    Phi, P = low_rank_factor(K)
+    assert Phi.shape == (120, 6) and psd_factor(K)[0].shape[1] == 6
+    np.testing.assert_allclose(Phi @ Phi.T, K, atol=1e-9 * np.abs(K).max())
+    np.testing.assert_allclose(K @ P, Phi, atol=1e-8 * np.abs(Phi).max())
+    assert np.count_nonzero(np.abs(P).sum(1)) == 6                 # coefficients only on the pivots
+    G = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1))
+    assert low_rank_factor(G, max_rank=20) is None
+    with pytest.raises(ValueError, match="no positive diagonal"):
+        low_rank_factor(np.zeros((4, 4)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_balanced_assignment_matches_the_lp(seed):
+    from types import SimpleNamespace
+    from mklbook.vcmkl import balanced_assignment, lmo
+    rng = np.random.default_rng(seed)
+    for n, M in [(1, 1), (5, 5), (30, 2), (200, 4), (333, 3)]:
+        C = rng.random((n, M)) * (rng.random((n, M)) < 0.5)
+        C[: n // 2, 0] -= 1.0                                        # half the rows prefer column 0
+        for need in (np.zeros(M, int), np.full(M, n // M), rng.integers(0, n // M + 1, M)):
+            a = balanced_assignment(C, need)
+            assert a.shape == (n,) and (np.bincount(a, minlength=M) >= need).all()
+            lam, value = lmo(SimpleNamespace(n_min=need.astype(float)), C)
+            assert C[np.arange(n), a].sum() == pytest.approx(value, abs=1e-10)
+    with pytest.raises(RuntimeError, match="infeasible"):
+        balanced_assignment(np.zeros((3, 2)), [2, 2])
+
+
+def _stack_and_factors(X, n_rules=3):
+    from mklbook.vcmkl import low_rank_factor
+    K = (X - X.mean(0)) @ (X - X.mean(0)).T + 1.0
+    return np.stack([K] * n_rules), low_rank_factor(K)
+
+
+def test_sliced_factor_problem_equals_the_problem_of_the_sliced_stack():
+    "A cross-validation fold's problem (rows of the shared factor) is the fold's own problem: same OPT1 value, certified."
+    from mklbook.vcmkl import VCMKLClassifier, _solve_problem, kmeans_lambda
+    X, y = toy(seed=2)
+    Ks, fac = _stack_and_factors(X)
+    rows = np.r_[np.arange(0, 25, 2), np.arange(25, 85, 2)]       # a training fold
+    clf = VCMKLClassifier(); clf.rule_kernel_ = np.zeros(3, int)
+    fast = clf._problem([fac], rows, y[rows], 0.05)
+    ref = make_problem(Ks[:, rows][:, :, rows], y[rows], 0.05)
+    lam0 = kmeans_lambda(ref)
+    a = _solve_problem(fast, "am", lam0, 50, 1e-4, 0, False, ())
+    b = solve_vcmkl(Ks[:, rows][:, :, rows], y[rows], 0.05, solver="am", lam0=lam0, warn=False)
+    assert a.gap < 1e-7 and b.gap < 1e-7
+    assert a.objective == pytest.approx(b.objective, rel=1e-7)
+    np.testing.assert_array_equal(a.lam, b.lam)
+
+
+@pytest.mark.parametrize("solver", ["am", "pddp"])
+def test_estimator_with_given_nu_equals_solve_vcmkl_on_its_stack(solver):
+    X, y = toy(seed=3)
+    clf = VCMKLClassifier([Linear()] * 3, nu=0.05, solver=solver, max_iter=30).fit(X, y)
+    assert len(clf.bank_.kernels_) == 1 and clf.rule_kernel_.tolist() == [0, 0, 0]   # one kernel matrix, one factor
+    Ks = np.stack([X @ X.T] * 3)
+    ref = solve_vcmkl(Ks, y, nu=0.05, solver=solver, max_iter=30, warn=False)
+    assert clf.result_.gap < 1e-7
+    assert clf.result_.objective == pytest.approx(ref.objective, rel=1e-6)
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(Ks), atol=1e-7)
+
+
+def test_distinct_kernels_are_kept_apart():
+    from mklbook.kernels import Gaussian
+    X, y = toy(seed=0)
+    clf = VCMKLClassifier([Linear(), Gaussian(0.5), Linear(), Gaussian(0.5), Gaussian(1.0)], nu=0.02).fit(X, y)
+    assert len(clf.bank_.kernels_) == 3 and clf.rule_kernel_.tolist() == [0, 1, 0, 1, 2]
+    np.testing.assert_allclose(clf.weights_, [clf.rule_weights_[[0, 2]].sum(), clf.rule_weights_[[1, 3]].sum(),
+                                              clf.rule_weights_[4]])
+    assert clf.weights_.sum() == pytest.approx(1.0) and clf.rule_weights_.shape == (5,)
+
+
+# --- defaults: the majority class is never traded away --------------------------------------------------------------
+
+def _imbalanced(minority_label, seed=0):
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import MinMaxScaler
+    X, y = make_classification(300, 18, n_informative=4, weights=[0.91], flip_y=0.03, random_state=seed)
+    X = MinMaxScaler().fit_transform(X)
+    return X, (y if minority_label == 1 else 1 - y)
+
+
+@pytest.mark.parametrize("minority_label", [0, 1])
+def test_defaults_do_not_trade_the_majority_away(minority_label):
+    """With the minority as the consensus class (+1) or as the veto class (-1), held-out accuracy meets the rule for
+    defaults (at least the majority rate minus one point and SVC() minus three), and no split falls to the minority rate.
+    Before the fix (nu chosen among VCMKL settings only, idle rules vetoing, threshold 0) the minority-as-veto case fell
+    to the minority rate on some splits; without the refit guard, one split with gamma = 1/2 fell to 0.23."""
+    from sklearn.dummy import DummyClassifier
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.svm import SVC
+    X, y = _imbalanced(minority_label)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        s = cross_val_score(VCMKLClassifier(), X, y, cv=cv)
+    majority, svc = cross_val_score(DummyClassifier(), X, y, cv=cv), cross_val_score(SVC(), X, y, cv=cv)
+    assert s.mean() >= max(majority.mean() - 0.01, svc.mean() - 0.03) - 1e-12, (s, majority, svc)   # the book's rule
+    assert (s >= majority - 0.05).all(), (s, majority)             # no split trades the majority away
+
+
+def test_auto_selection_records_its_choice():
+    X, y = toy(seed=1)
+    clf = VCMKLClassifier().fit(X, y)
+    assert clf.idle_rules_ in ("veto", "drop") and clf.threshold_ in (0.0, np.inf, -np.inf)
+    assert set(clf.cv_scores_) == {0.1, 0.3, 0.5, 0.8}
+    from mklbook.vcmkl import largest_nu
+    assert any(np.isclose(clf.nu_, f * largest_nu(y, 3)) for f in clf.cv_scores_)
+    g = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), np.where(g > 0, 1.0, -1.0))
+    fixed = VCMKLClassifier(nu=clf.nu_).fit(X, y)                    # a given nu: OPT1's own rule, threshold 0
+    assert fixed.threshold_ == 0.0 and fixed.idle_rules_ == "veto"
+
+
+def test_best_threshold_prefers_zero_and_reaches_the_constant_rules():
+    from mklbook.vcmkl import best_threshold
+    g = np.array([-2.0, -1.0, 1.0, 2.0])
+    assert best_threshold(g, np.array([-1, -1, 1, 1])) == (1.0, 0.0)
+    acc, theta = best_threshold(g, np.array([1, 1, 1, 1]))            # all positive
+    assert acc == 1.0 and (g > theta).all()
+    acc, theta = best_threshold(g, -np.ones(4))                       # all negative
+    assert acc == 1.0 and not (g > theta).any()
+    y = np.array([-1, -1, -1, 1])                                     # a cut is searched only when asked for
+    assert best_threshold(g, y) == (0.75, 0.0) and best_threshold(g, y, cuts=True) == (1.0, 1.5)   # tie: OPT1's rule
+
+
+# --- parameters validated by declaration ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params, match", [
+    (dict(nu=-1), "The 'nu' parameter of VCMKLClassifier must be"),
+    (dict(nu=1.5), "The 'nu' parameter of VCMKLClassifier must be"),
+    (dict(nu="fast"), "The 'nu' parameter of VCMKLClassifier must be"),
+    (dict(gamma=1.0), "The 'gamma' parameter of VCMKLClassifier must be"),
+    (dict(gamma="False"), "The 'gamma' parameter of VCMKLClassifier must be"),
+    (dict(solver="newton"), "The 'solver' parameter of VCMKLClassifier must be a str among"),
+    (dict(max_iter=0), "The 'max_iter' parameter of VCMKLClassifier must be an int in the range"),
+    (dict(max_iter=2.5), "The 'max_iter' parameter of VCMKLClassifier must be an int"),
+    (dict(tol=0), "The 'tol' parameter of VCMKLClassifier must be a float in the range"),
+    (dict(idle_rules="abstain"), "The 'idle_rules' parameter of VCMKLClassifier must be a str among"),
+    (dict(seeds="sgd"), "The 'seeds' parameter of VCMKLClassifier must be"),
+    (dict(nu_grid=0.5), "The 'nu_grid' parameter of VCMKLClassifier must be an array-like"),
+    (dict(search_size=10), "The 'search_size' parameter of VCMKLClassifier must be"),
+    (dict(random_state="seed"), "The 'random_state' parameter of VCMKLClassifier must be"),
+    (dict(kernels=Linear()), "The 'kernels' parameter of VCMKLClassifier must be"),
+])
+def test_parameters_are_validated_by_declaration(params, match):
+    X, y = toy()
+    with pytest.raises(ValueError, match=match):
+        VCMKLClassifier(**params).fit(X, y)
+
+
+def test_nu_grid_values_are_checked():
+    X, y = toy()
+    with pytest.raises(ValueError, match="nu_grid must hold fractions"):
+        VCMKLClassifier(nu_grid=(0.5, 1.5)).fit(X, y)
+
+
+def test_the_constant_fallback_says_so():
+    """Labels independent of the inputs, the minority as the veto class: the rules go idle and veto everything (the
+    minority), no VCMKL setting beats the majority on held-out data, and the estimator predicts it, with a warning."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(90, 4)), np.r_[-np.ones(12), np.ones(78)]
+    with pytest.warns(UserWarning, match="predicts the majority class everywhere"):
+        clf = VCMKLClassifier().fit(X, y)
+    assert clf.threshold_ == -np.inf and (clf.predict(X) == 1).all()
+    assert np.all(clf.decision_function(X) == np.inf)
