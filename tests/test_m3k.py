@@ -103,10 +103,12 @@ def test_uniform_cs_is_crammer_singer_on_the_mean_kernel():
     tau = crammer_singer_dual(K + 1.0, y, C=2.0, tol=1e-9).tau
     np.testing.assert_allclose(est.decision_function(X), (K + 1.0) @ tau, atol=1e-6)
     np.testing.assert_allclose(est.intercept_, tau.sum(axis=0), atol=1e-9)
+    # a duality gap bounds the objective, not the decision values (the dual is not strongly concave: at gap 5e-9 they
+    # differed by 3e-5 on this set): compare two certified machines at a tight tolerance
     for kw in ({}, PAPER_SETTINGS):
-        one = UniformCSClassifier(bank[:1], C=2.0, tol=1e-8, **kw).fit(X, y)
-        mc = M3KClassifier(bank[:1], C=2.0, gamma0=None, tol=1e-8, **kw).fit(X, y)
-        np.testing.assert_allclose(one.decision_function(X), mc.decision_function(X), atol=1e-5)
+        one = UniformCSClassifier(bank[:1], C=2.0, tol=1e-10, **kw).fit(X, y)
+        mc = M3KClassifier(bank[:1], C=2.0, gamma0=None, tol=1e-10, **kw).fit(X, y)
+        np.testing.assert_allclose(one.decision_function(X), mc.decision_function(X), atol=1e-6)
 
 
 def test_estimator_multiclass_and_binary():
