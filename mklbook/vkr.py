@@ -9,17 +9,20 @@ import math
 import numbers
 import warnings
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 from fastcore.basics import patch
 import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
                       check_positive, check_stack, kernel_list, polynomial_bank)
+from .estimators import KernelStackEstimator
 from .solvers import SolverResult, solve_lp
 
 # %% auto #0
@@ -1496,6 +1499,18 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
 
     Reference: cortes2015vkr, Sec. 3, Eq. (1) and Sec. 6."""
 
+    _parameter_constraints: dict = {
+        **{k: KernelStackEstimator._parameter_constraints[k] for k in ("kernels", "tol", "random_state")},
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "penalty": [StrOptions(set(PENALTIES))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "scale_inputs": ["boolean"],
+        "s": [Interval(Real, 0, None, closed="left")],
+        "n_draws": [Interval(Integral, 2, None, closed="left")],
+        "max_stack_mib": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self,
                  kernels=None,          # list of mklbook kernels; None: default_bank(X, "polynomial"), degrees 1..10
                  lam: float = 1e-3,     # lambda: weight of the complexity penalties r_k
@@ -1538,6 +1553,7 @@ def fit(self: VKRClassifier,
         y,   # (m,) binary labels
         ):
     "Build the training stack (or an `ImplicitStack`) and the penalties $r_k$, and solve Eq. (1)."
+    self._validate_params()
     Ks, Xs, y = self._prepare(X, y)
     return self._adopt(solve_vkr(Ks, y, self.penalties_, self.lam, self.beta, solver=self.solver, tol=self.tol), Xs)
 

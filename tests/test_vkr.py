@@ -356,6 +356,26 @@ def test_estimator_on_features_of_extreme_magnitude(s):
         VKRClassifier([Polynomial(3)], scale_inputs=False).fit(X * 1e200, y)
 
 
+@pytest.mark.parametrize("kw,msg", [
+    ({"lam": -1}, "The 'lam' parameter of VKRClassifier must be a float in the range [0.0, inf). Got -1 instead."),
+    ({"beta": np.nan}, "The 'beta' parameter of VKRClassifier must be a float in the range [0.0, inf). Got nan instead."),
+    ({"tol": 0}, "The 'tol' parameter of VKRClassifier must be a float in the range (0.0, inf). Got 0 instead."),
+    ({"scale_inputs": "False"}, "The 'scale_inputs' parameter of VKRClassifier must be an instance of 'bool'"),
+    ({"solver": "simplex"}, "The 'solver' parameter of VKRClassifier must be a str among"),
+    ({"penalty": "l2"}, "The 'penalty' parameter of VKRClassifier must be a str among"),
+    ({"n_draws": 1}, "The 'n_draws' parameter of VKRClassifier must be an int in the range [2, inf). Got 1 instead."),
+    ({"kernels": "rbf"}, "The 'kernels' parameter of VKRClassifier must be None, an instance of 'mklbook.kernels.Kernel'"),
+    ({"max_stack_mib": -1}, "The 'max_stack_mib' parameter of VKRClassifier must be a float in the range [0.0, inf)."),
+    ({"random_state": "seed"}, "The 'random_state' parameter of VKRClassifier must be an int in the range"),
+])
+def test_parameters_are_validated_by_declaration(kw, msg):
+    from sklearn.utils._param_validation import InvalidParameterError
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(InvalidParameterError) as e:
+        VKRClassifier(**kw).fit(X, np.arange(20) % 2)
+    assert str(e.value).startswith(msg)
+
+
 def test_generation_after_a_warm_path_in_the_same_process():
     """Regression: the generation's HiGHS model set the option threads=1 while the warm path's model had started HiGHS'
     global scheduler with its default; HiGHS then refused to run (status 'error', alpha = 0, silently in a pipeline)."""
