@@ -1494,7 +1494,7 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
     only those atoms; `weights_[k]` is kernel k's share of `sum |alpha|`. With `scale_inputs=True` inputs are divided
     by `input_scale_` (the largest training-row norm; not for precomputed kernels), so a Gaussian of width gamma acts as
     `exp(-gamma/input_scale_^2 |x - x'|^2)` on the raw inputs: use `scale_inputs=False` for gamma to mean the paper's.
-    The default bank, `default_bank(X, "polynomial")`, standardises the features itself, so the scaling is moot there. A stack
+    The default bank, `default_bank(X, "both")`, standardises the features itself, so the scaling is moot there. A stack
     above `max_stack_mib` is not formed: the solvers read an `ImplicitStack` (kernel values recomputed from the inputs).
 
     Reference: cortes2015vkr, Sec. 3, Eq. (1) and Sec. 6."""
@@ -1512,8 +1512,8 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self,
-                 kernels=None,          # list of mklbook kernels; None: default_bank(X, "polynomial"), degrees 1..10
-                 lam: float = 1e-3,     # lambda: weight of the complexity penalties r_k
+                 kernels=None,          # list of mklbook kernels; None: default_bank(X, "both"), 7 Gaussians and 10 polynomials
+                 lam: float = 1e-2,     # lambda: weight of the complexity penalties r_k
                  beta: float = 1e-3,    # beta: weight of the l1 norm
                  penalty: str = "trace",  # 'trace' | 'degree' | 'gaussian' | 'rademacher' | 'local' | 'none'
                  solver: str = "auto",  # 'auto' | 'lp' (HiGHS, full LP) | 'cg' (row and column generation) | 'cd' (Appendix C, then 'cg')
@@ -1567,7 +1567,7 @@ def _prepare(self: VKRClassifier, X, y):
         raise ValueError(f"Only binary classification is supported: the target is {y_type}. VKR is binary; use "
                          "sklearn.multiclass.OneVsRestClassifier(VKRClassifier()) for more classes.")
     self.classes_ = np.unique(y)
-    kernels = kernel_list(self.kernels, X, type(self).__name__, family="polynomial")
+    kernels = kernel_list(self.kernels, X, type(self).__name__, family="both")
     precomputed = all(isinstance(k, Precomputed) for k in kernels)      # X holds sample indices then
     big = float(np.abs(X).max()) if X.size else 0.0           # rows scaled first: |x|^2 overflows beyond 1e154
     norm = big * float(np.linalg.norm(X / big, axis=1).max()) if self.scale_inputs and not precomputed and big > 0 else 1.0
