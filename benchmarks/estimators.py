@@ -5,7 +5,8 @@ exceeds the time or memory cap is stopped without taking the others down). In th
 
 * the estimator with its defaults: `fit` seconds, `predict` seconds on the held-out rows, accuracy (R^2 for
   regressors) on them, peak resident memory of the process;
-* its **floor**: what any method on its default kernel stack must pay, timed right after it in the same process:
+* its **floor**: what any method on its default kernel stack must pay, timed right after it in a fresh process of its
+  own (same data, same warm-up; so that the estimator's peak memory is its own):
   build the stack (`KernelBank(default_bank(X, family), normalize="trace", center=True).fit_transform`) and train one
   `SVC(kernel="precomputed")` (`KernelRidge(kernel="precomputed")` for regressors) on the sum of the stack. An
   estimator that never forms a stack (streamed, low-rank) is compared with the floor of the bank it stands for;
@@ -132,7 +133,6 @@ def child(name, data, m):
         w = np.r_[np.flatnonzero(ytr == ytr[0])[:40], np.flatnonzero(ytr != ytr[0])[:40]] \
             if task == "classification" else np.arange(80)
         _make(name).fit(Xtr[w], ytr[w]).predict(Xte[:10])
-        _floor(Xtr, ytr, family, task)                    # and at full size: memory first touched, thread pools up
     est = _make(name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -145,16 +145,12 @@ def child(name, data, m):
     row["warnings"] = sorted({f"{w.category.__name__}: {str(w.message)[:120]}" for w in caught})
     row["score"] = float(np.mean(pred == yte)) if task == "classification" else \
         float(1 - np.mean((pred - yte) ** 2) / np.var(yte))
-    row["peak_mib"] = _peak_mib()
+    row["peak_mib"] = _peak_mib()                          # the estimator's: the floor runs in a process of its own
     row["base_mib"] = base
     for attr in ("weights_", "mu_"):
         if hasattr(est, attr):
             row["n_kernels"] = int(np.size(getattr(est, attr)))
             break
-    # the floor: the default stack of the same family, one precomputed machine on its sum (same process, same data)
-    t0 = time.perf_counter()
-    _floor(Xtr, ytr, family, task)
-    row["floor_s"] = time.perf_counter() - t0
     ref = make_pipeline(StandardScaler(), SVC() if task == "classification" else SVR())
     t0 = time.perf_counter()
     ref.fit(Xtr, ytr)
@@ -165,24 +161,51 @@ def child(name, data, m):
     return row
 
 
-def run(name, data, m, timeout, mem_gib):
-    "Run `child` in a fresh process under a time and address-space cap; a stopped run is a row that says why."
+def floor_child(family, task, data, m):
+    "The floor in a fresh process (same data, same small warm-up as the estimator): seconds and peak memory."
+    import warnings
+    import numpy as np
+    Xtr, ytr, _, _ = _load(task, data, m)
+    w = np.r_[np.flatnonzero(ytr == ytr[0])[:40], np.flatnonzero(ytr != ytr[0])[:40]] \
+        if task == "classification" else np.arange(80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _floor(Xtr[w], ytr[w], family, task)
+    t0 = time.perf_counter()
+    _floor(Xtr, ytr, family, task)
+    return dict(floor_s=time.perf_counter() - t0, floor_peak_mib=_peak_mib())
+
+
+def _in_process(call, timeout, mem_gib):
+    "Run `call` (source text of a call into this module) in a fresh, capped process; (dict or None, error text)."
     code = (f"import json, resource, sys; sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
             f"resource.setrlimit(resource.RLIMIT_AS, ({int(mem_gib * 2**30)}, {int(mem_gib * 2**30)})); "
-            f"import estimators as b; print('ROW ' + json.dumps(b.child({name!r}, {data!r}, {m})))")
+            f"import estimators as b; print('ROW ' + json.dumps(b.{call}))")
     t0 = time.perf_counter()
     try:
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
                            cwd=ROOT, env=dict(os.environ, MKLBOOK_PROGRESS="0"))
     except subprocess.TimeoutExpired:
-        return dict(estimator=name, data=data, m=m, status=f"stopped after {timeout} s")
+        return None, f"stopped after {timeout} s"
     for line in r.stdout.splitlines():
         if line.startswith("ROW "):
-            return dict(json.loads(line[4:]), status="ok")
+            return json.loads(line[4:]), ""
     err = (r.stderr.strip().splitlines() or ["no output"])[-1]
     if "MemoryError" in r.stderr or "Unable to allocate" in r.stderr:
         err = f"out of memory (cap {mem_gib} GiB): {err[:160]}"
-    return dict(estimator=name, data=data, m=m, status=f"failed after {time.perf_counter() - t0:.0f} s: {err[:240]}")
+    return None, f"failed after {time.perf_counter() - t0:.0f} s: {err[:240]}"
+
+
+def run(name, data, m, timeout, mem_gib):
+    """One row: the estimator in a fresh process under a time and address-space cap, then its floor in another (a
+    stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is a reference)."""
+    mod, cls, task, family, kw = ESTIMATORS[name]
+    row, err = _in_process(f"child({name!r}, {data!r}, {m})", timeout, mem_gib)
+    if row is None:
+        return dict(estimator=name, data=data, m=m, status=err)
+    floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m})", timeout, 2 * mem_gib)
+    row.update(floor or dict(floor_s=float("nan"), floor_note=ferr))
+    return dict(row, status="ok")
 
 
 def table(rows):
