@@ -405,7 +405,17 @@ def _eq9(Ks, y, mu, a, Q, gamma):
     grad = -b - gamma * a + 2 * Q @ mu
     return F, grad, alpha, b
 
-# %% ../nbs/10_alignment.ipynb #d8de0ca7
+# %% ../nbs/10_alignment.ipynb #2c5f15a5
+def _alignment_krr_inputs(Ks, y, gamma, gamma1, gamma2, tol, max_iter, psd):
+    "Validated `(Ks, y, tol, max_iter)` of `alignment_krr`: a symmetric stack (PSD per `psd`), targets, settings."
+    Ks = check_stack(Ks, symmetric=True)
+    check_psd(Ks, psd)
+    y = _check_targets(y, Ks.shape[1])
+    for name, g in (("gamma", gamma), ("gamma1", gamma1), ("gamma2", gamma2)):
+        check_positive(g, name, allow_zero=True)
+    return Ks, y, check_positive(tol, "tol"), check_int(max_iter, "max_iter", low=0)
+
+# %% ../nbs/10_alignment.ipynb #42962848
 def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kernels
                   y,                     # (m,) real targets
                   gamma: float = 1.0,    # the paper's gamma >= 0, weight of the alignment term
@@ -427,14 +437,8 @@ def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kerne
     if psd == "allow":
         raise ValueError("alignment_krr needs K_mu + I positive definite for every mu >= 0, i.e. PSD kernels: "
                          "psd='allow' is not available here; use psd='check' or 'assume'.")
-    Ks = check_stack(Ks, symmetric=True)
-    check_psd(Ks, psd)
+    Ks, y, tol, max_iter = _alignment_krr_inputs(Ks, y, gamma, gamma1, gamma2, tol, max_iter, psd)
     p, m, _ = Ks.shape
-    y = _check_targets(y, m)
-    for name, g in (("gamma", gamma), ("gamma1", gamma1), ("gamma2", gamma2)):
-        check_positive(g, name, allow_zero=True)
-    tol = check_positive(tol, "tol")
-    max_iter = check_int(max_iter, "max_iter", low=0)
     a, M = _alignment_stats(Ks, y)
     Q = gamma2 * M + gamma1 * np.eye(p)
     if np.linalg.eigvalsh(Q).max() <= 0:
@@ -528,7 +532,7 @@ class AlignMKL(CombinedKernelModel):
         self.alignment_ = combined_alignment(mu, a, M, Y)
         return mu
 
-# %% ../nbs/10_alignment.ipynb #f1e9396e
+# %% ../nbs/10_alignment.ipynb #f69ea743
 @patch
 def fit(self: AlignMKL,
         X,  # (m, d) training inputs
@@ -574,7 +578,7 @@ def _fit_low_rank(self: AlignMKL, X, y):
     self.bank_, self.estimator_ = self.low_rank_.bank_, self.low_rank_.estimator_
     return self
 
-
+# %% ../nbs/10_alignment.ipynb #e2985b96
 @patch
 def predict(self: AlignMKL,
             X,  # (n, d) test inputs
@@ -655,12 +659,16 @@ class AlignmentKRR(KernelStackEstimator):
         self.dual_coef_ = self.result_.alpha * self.y_scale_
         return self
 
-    def predict(self, X):  # inputs (n, d)
-        r"Predictions $h(x)=\sum_i\alpha_iK_\mu(x,x_i)+\bar y$ on new inputs."
-        check_is_fitted(self, "weights_")
-        return self._combined_test_kernel(X) @ self.dual_coef_ + self.y_mean_
+# %% ../nbs/10_alignment.ipynb #515bd337
+@patch
+def predict(self: AlignmentKRR, X):  # inputs (n, d)
+    r"Predictions $h(x)=\sum_i\alpha_iK_\mu(x,x_i)+\bar y$ on new inputs."
+    check_is_fitted(self, "weights_")
+    return self._combined_test_kernel(X) @ self.dual_coef_ + self.y_mean_
 
-    def score(self, X,  # test inputs (n, d)
-              y):       # true targets (n,)
-        "Coefficient of determination $R^2$ of `predict(X)`."
-        return r2_score(y, self.predict(X))
+
+@patch
+def score(self: AlignmentKRR, X,  # test inputs (n, d)
+          y):       # true targets (n,)
+    "Coefficient of determination $R^2$ of `predict(X)`."
+    return r2_score(y, self.predict(X))

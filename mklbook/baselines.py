@@ -216,8 +216,7 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     Ks, _ = _check_mkl_stack(Ks, psd)
     p, m, _ = Ks.shape
     y = _check_targets(y, m)
-    lam, Lambda = check_positive(lam, "lam"), check_positive(Lambda, "Lambda")
-    tol = check_positive(tol, "tol")
+    lam, Lambda, tol = check_positive(lam, "lam"), check_positive(Lambda, "Lambda"), check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter", low=0)
     if not (isinstance(eta, (int, float, np.floating)) and 0 <= eta < 1):
         raise ValueError(f"eta must be in [0, 1); got {eta!r}.")

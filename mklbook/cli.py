@@ -76,7 +76,7 @@ def _summary(rows) -> str:
         lines.append(f"{name:<{w}}  {status.split(':')[0]:<8}  {secs:8.1f}  {len(files)}")
     return "\n".join(lines)
 
-# %% ../nbs/90_cli.ipynb #740311ba
+# %% ../nbs/90_cli.ipynb #4cb027a9
 def _unwritable(out: Path) -> str | None:
     "Why the results cannot be written under `out` (a file, a folder that cannot be created or written), or None."
     import tempfile
@@ -90,7 +90,7 @@ def _unwritable(out: Path) -> str | None:
         return f"cannot create or write this folder ({e.strerror or e}); give a folder you can write to."
     return None
 
-
+# %% ../nbs/90_cli.ipynb #7a30f8e6
 def _cmd_reproduce(args) -> int:
     registry = load_chapters()
     if not args.part:

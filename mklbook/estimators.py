@@ -82,26 +82,32 @@ class KernelStackEstimator(BaseEstimator):
                              f"is not PSD ({why}). Remove it, or use a method that accepts any similarity, such as "
                              "VKR (mklbook.vkr).")
 
-    def _test_stack(self, X) -> np.ndarray:
-        "The test stack `(p, n, m)` of validated inputs against the training points."
-        check_is_fitted(self, "bank_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.bank_.transform(X)
+# %% ../nbs/04_estimators.ipynb #307f882d
+@patch
+def _test_stack(self: KernelStackEstimator, X) -> np.ndarray:
+    "The test stack `(p, n, m)` of validated inputs against the training points."
+    check_is_fitted(self, "bank_")
+    X = validate_data(self, X, dtype=np.float64, reset=False)
+    return self.bank_.transform(X)
 
-    def _combined_test_kernel(self, X) -> np.ndarray:
-        "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)` over the kernels with non-zero weight."
-        check_is_fitted(self, "weights_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.bank_.combine(X, self.weights_ * self.kernel_scale_)     # the kernels in use, by blocks of rows
 
-    def _set_weights(self, mu, scale: float = 1.0):
-        "Store `mu * scale` as `weights_` (sum of |weights_| one) and `kernel_scale_`."
-        mu = np.asarray(mu, dtype=np.float64)
-        total = float(np.abs(mu).sum())
-        if total == 0:                       # the zero kernel: uniform weights at scale 0
-            self.weights_, self.kernel_scale_ = np.full(mu.shape, 1.0 / mu.size), 0.0
-        else:
-            self.weights_, self.kernel_scale_ = mu / total, float(scale) * total
+@patch
+def _combined_test_kernel(self: KernelStackEstimator, X) -> np.ndarray:
+    "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)` over the kernels with non-zero weight."
+    check_is_fitted(self, "weights_")
+    X = validate_data(self, X, dtype=np.float64, reset=False)
+    return self.bank_.combine(X, self.weights_ * self.kernel_scale_)     # the kernels in use, by blocks of rows
+
+
+@patch
+def _set_weights(self: KernelStackEstimator, mu, scale: float = 1.0):
+    "Store `mu * scale` as `weights_` (sum of |weights_| one) and `kernel_scale_`."
+    mu = np.asarray(mu, dtype=np.float64)
+    total = float(np.abs(mu).sum())
+    if total == 0:                       # the zero kernel: uniform weights at scale 0
+        self.weights_, self.kernel_scale_ = np.full(mu.shape, 1.0 / mu.size), 0.0
+    else:
+        self.weights_, self.kernel_scale_ = mu / total, float(scale) * total
 
 # %% ../nbs/04_estimators.ipynb #1553b93b
 def check_classification_target(y,                   # (m,) labels as given
@@ -326,13 +332,15 @@ class KernelRidgeCV(RegressorMixin, BaseEstimator):
         self.dual_coef_, self.intercept_, self.result_ = path.alpha[j], float(path.bias[j]), path
         return self
 
-    def predict(self,
-                X,  # (n, m) test kernel against the training points
-                ):
-        "Predictions $\\mathbf K_{\\rm test}\\boldsymbol\\alpha+b$."
-        check_is_fitted(self, "dual_coef_")
-        K = validate_data(self, X, dtype=np.float64, reset=False)
-        return K @ self.dual_coef_ + self.intercept_
+# %% ../nbs/04_estimators.ipynb #4bce908b
+@patch
+def predict(self: KernelRidgeCV,
+            X,  # (n, m) test kernel against the training points
+            ):
+    "Predictions $\\mathbf K_{\\rm test}\\boldsymbol\\alpha+b$."
+    check_is_fitted(self, "dual_coef_")
+    K = validate_data(self, X, dtype=np.float64, reset=False)
+    return K @ self.dual_coef_ + self.intercept_
 
 # %% ../nbs/04_estimators.ipynb #c55fde90
 def _cv_score(est, X, y, folds) -> float:

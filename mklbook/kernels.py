@@ -100,7 +100,7 @@ def check_int(value,        # the number to check (Python or NumPy integer)
     return int(value)
 
 
-# %% ../nbs/00_kernels.ipynb #3b279e52
+# %% ../nbs/00_kernels.ipynb #6f6d7d22
 def _asymmetry(K,                # (m, m) matrix
                tol: float,       # relative tolerance
                finite: bool,     # refuse NaN/inf (found by the probes; located exactly)
@@ -126,7 +126,7 @@ def _asymmetry(K,                # (m, m) matrix
         asym = float(np.abs(K - K.T).max() / scale)
     return asym if asym > tol else 0.0
 
-
+# %% ../nbs/00_kernels.ipynb #b8d9bd59
 def check_stack(Ks,                     # (p, m, m) stack, (p, n, m) test stack, a list of matrices, or one matrix
                 name: str = "Ks",       # the argument's name, used in error messages
                 square: bool = True,    # require (p, m, m); False accepts test stacks (p, n, m)
@@ -427,7 +427,7 @@ def __repr__(self: Kernel):
     return f"{type(self).__name__}({', '.join(args)})"
 
 
-# %% ../nbs/00_kernels.ipynb #dac5801b
+# %% ../nbs/00_kernels.ipynb #f9b719c1
 @patch
 def __eq__(self: Kernel, other):
     return type(self) is type(other) and repr(self) == repr(other)
@@ -437,7 +437,7 @@ def __eq__(self: Kernel, other):
 def __hash__(self: Kernel):
     return hash(repr(self))
 
-
+# %% ../nbs/00_kernels.ipynb #1c505e96
 # -- evaluation ------------------------------------------------------------------------------------------
 @patch
 def __call__(self: Kernel,
@@ -474,7 +474,7 @@ def raw(self: Kernel,
                          "float64): scale the features (e.g. StandardScaler, or standardize=True), or lower the degree.")
     return K
 
-
+# %% ../nbs/00_kernels.ipynb #480bd2c3
 @patch
 def _from_products(self: Kernel, gram, sqdist,
                    out=None,       # array to write the values into (in place); None: a new array
@@ -490,7 +490,6 @@ def _products_into(kern, gram, sqdist, out):
     else:
         out[...] = kern._from_products(gram, sqdist)
     return out
-
 
 # %% ../nbs/00_kernels.ipynb #bf48f8bc
 @patch
@@ -862,7 +861,46 @@ def _block_rows(p: int, m: int, target_bytes: int = 4 << 20) -> int:
     return int(max(1, min(m, target_bytes // max(1, p * m * 8))))
 
 
-# %% ../nbs/00_kernels.ipynb #b922569e
+# %% ../nbs/00_kernels.ipynb #764485f1
+def _refuse_asymmetry(Ks, KV, VK, V, tol, name):
+    "Refuse a kernel whose probes prove it asymmetric: `K V` (rows) and `V^T K` (columns) differ beyond round-off."
+    scale = np.maximum(np.abs(np.einsum("kii->ki", Ks)).max(axis=1), np.finfo(float).tiny)
+    probe = np.abs(KV - VK.transpose(0, 2, 1)).max(axis=(1, 2)) / np.abs(V).max()
+    for k in np.flatnonzero(probe > 0.1 * tol * scale):          # proof of asymmetry: measure it exactly
+        asym = float(np.abs(Ks[k] - Ks[k].T).max() / max(np.abs(Ks[k]).max(), np.finfo(float).tiny))
+        if asym > tol:
+            raise ValueError(f"{name}[{k}] is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); kernel matrices "
+                             "must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
+
+# %% ../nbs/00_kernels.ipynb #431d2c21
+def _blocked_products(Ks, right, left):
+    "One cache-blocked pass over the stack: `K_k K_l` Frobenius products, `K_k @ right` and `left^T @ K_k`."
+    p, m, _ = Ks.shape
+    G = np.zeros((p, p))
+    KR = np.empty((p, m, right.shape[1]))
+    LK = np.zeros((p, left.shape[1], m))
+    b = _block_rows(p, m)
+    with np.errstate(over="ignore", invalid="ignore"):   # NaN/inf and overflow are reported by the caller
+        for i0 in range(0, m, b):
+            B = Ks[:, i0:i0 + b, :]            # (p, b, m), each kernel's rows contiguous
+            Bf = B.reshape(p, -1)              # a view: no copy
+            G += Bf @ Bf.T
+            KR[:, i0:i0 + b] = B @ right
+            LK += np.matmul(left[i0:i0 + b].T[None], B)
+    return G, KR, LK
+
+
+def _exact_rows(Ks, M, ill):
+    "Rows and columns of M computed exactly for the ill-conditioned kernels `ill` (Lemma 1 (ii)); symmetrised."
+    p = Ks.shape[0]
+    for k in ill:
+        Kck = center(center(Ks[k]))        # twice: the second pass removes the round-off left in the sums
+        row = Ks.reshape(p, -1) @ Kck.ravel()
+        M[k, :] = row
+        M[:, k] = row
+    return (M + M.T) / 2
+
+# %% ../nbs/00_kernels.ipynb #eaa58824
 def centered_products(Ks,                         # (p, m, m) square stack, or one (m, m) matrix
                       Y=None,                     # (m, c) or (m,) targets: a_k = Tr[Y^T H K_k H Y]; None: M only
                       exact_below: float = 1e-6,  # exact row of M for kernels with ||K^c||_F^2 <= exact_below ||K||_F^2
@@ -891,23 +929,13 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
             raise ValueError(f"Y has {Y.shape[0]} rows but the kernels are {m} x {m}; give one target per point.")
         Yc = Y - Y.mean(axis=0)
         a = np.zeros(p)
-    G = np.zeros((p, p))
     ones = np.ones((m, 1))
     # right probes: rows K 1 (and K V); left probes: columns 1^T K (and V^T K); both while each block is in cache.
     # (K - K^T) V = 0 for a symmetric K: two random probes V test symmetry at no extra pass over the stack.
     V = np.random.default_rng(0).standard_normal((m, 2)) if symmetric_tol is not None else np.empty((m, 0))
     left = np.hstack([ones, V])
     right = np.hstack([ones, V] + ([Yc] if Y is not None else []))
-    KR = np.empty((p, m, right.shape[1]))      # K [1, V, Yc]
-    LK = np.zeros((p, left.shape[1], m))       # [1, V]^T K
-    b = _block_rows(p, m)
-    with np.errstate(over="ignore", invalid="ignore"):   # NaN/inf and overflow are reported below
-        for i0 in range(0, m, b):
-            B = Ks[:, i0:i0 + b, :]            # (p, b, m), each kernel's rows contiguous
-            Bf = B.reshape(p, -1)              # a view: no copy
-            G += Bf @ Bf.T
-            KR[:, i0:i0 + b] = B @ right
-            LK += np.matmul(left[i0:i0 + b].T[None], B)
+    G, KR, LK = _blocked_products(Ks, right, left)          # K K^T, K [1, V, Yc] and [1, V]^T K in one pass
     r, c = KR[:, :, 0], LK[:, 0, :]
     if Y is not None:                      # Tr[Yc^T K Yc]
         a = np.einsum("kbc,bc->k", KR[:, :, 1 + V.shape[1]:], Yc)
@@ -917,24 +945,12 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
                          "Normalise the kernels first (e.g. KernelBank(normalize='trace'), or divide each kernel by "
                          "its largest entry).")
     if symmetric_tol is not None:
-        scale = np.maximum(np.abs(np.einsum("kii->ki", Ks)).max(axis=1), np.finfo(float).tiny)
-        probe = np.abs(KR[:, :, 1:3] - LK[:, 1:3].transpose(0, 2, 1)).max(axis=(1, 2)) / np.abs(V).max()
-        for k in np.flatnonzero(probe > 0.1 * symmetric_tol * scale):   # proof of asymmetry: measure it exactly
-            asym = float(np.abs(Ks[k] - Ks[k].T).max() / max(np.abs(Ks[k]).max(), np.finfo(float).tiny))
-            if asym > symmetric_tol:
-                raise ValueError(f"{name}[{k}] is not symmetric (max |K - K.T| / max |K| = {asym:.2e}); kernel "
-                                 "matrices must be symmetric: use (K + K.T) / 2 if the asymmetry is round-off.")
+        _refuse_asymmetry(Ks, KR[:, :, 1:3], LK[:, 1:3], V, symmetric_tol, name)
     s = r.sum(axis=1)
     M = G - (c @ c.T + r @ r.T) / m + np.outer(s, s) / m ** 2
     raw = np.diag(G)
-    diag = np.diag(M)
-    ill = np.flatnonzero(diag <= exact_below * np.maximum(raw, np.finfo(float).tiny))
-    for k in ill:                          # exact row/column for ill-conditioned kernels (Lemma 1 (ii))
-        Kck = center(center(Ks[k]))        # twice: the second pass removes the round-off left in the sums
-        row = Ks.reshape(p, -1) @ Kck.ravel()
-        M[k, :] = row
-        M[:, k] = row
-    M = (M + M.T) / 2
+    ill = np.flatnonzero(np.diag(M) <= exact_below * np.maximum(raw, np.finfo(float).tiny))
+    M = _exact_rows(Ks, M, ill)
     if warn_constant:
         const = [int(k) for k in ill if M[k, k] <= 1e-24 * max(raw[k], np.finfo(float).tiny)]
         if const:
@@ -1223,6 +1239,16 @@ def raw_kernel(self: KernelBank,
     return kern.raw(self._standardized(X, kern), None if Z is None else self._standardized(Z, kern))
 
 # %% ../nbs/00_kernels.ipynb #7453b1ec
+def _sqdist_symmetric(X, gram):
+    "Squared distances between the rows of X from its Gram matrix, exactly symmetric: $n_i+n_j-2G_{ij}$, zero diagonal."
+    n = np.einsum("ij,ij->i", X, X)
+    D = np.add.outer(n, n)                          # n_i + n_j: commutative, so symmetric to the bit
+    D -= 2.0 * gram
+    np.maximum(D, 0.0, out=D)
+    D.flat[::D.shape[0] + 1] = 0.0
+    return D
+
+
 @patch
 def _raw(self: KernelBank, X, Z,
          square_chain: bool = False,  # a Gaussian of width 2*gamma as the square of one of width gamma (one exp)
@@ -1247,10 +1273,11 @@ def _raw(self: KernelBank, X, Z,
         entry = cache[kern._key]
         for need in kern._needs:
             if need not in entry:
-                if need == "gram":
-                    entry[need] = linear_kernel(entry["Xs"], entry["Zs"])
-                else:
-                    entry[need] = euclidean_distances(entry["Xs"], None if same else entry["Zs"], squared=True)
+                if need == "gram" or same:           # X X^T by one symmetric product (syrk): exactly symmetric
+                    entry.setdefault("gram", linear_kernel(entry["Xs"], entry["Zs"]))
+                if need == "sqdist":
+                    entry[need] = _sqdist_symmetric(entry["Xs"], entry["gram"]) if same else \
+                        euclidean_distances(entry["Xs"], entry["Zs"], squared=True)
         half = gaussians.get((kern._key, float(kern.gamma) / 2)) if type(kern) is Gaussian else None
         if square_chain and half is not None:
             np.square(out[half], out=out[j])
@@ -1334,11 +1361,11 @@ def _finish_fit(self: KernelBank, K):
     self.degenerate_ = np.zeros(p, dtype=bool)
     big = raw.copy()                                      # max |K| of the (centered) kernel: the round-off scale
     if self.center:
-        for q in range(p):
-            c = self.col_mean_[q]
-            K[q] -= c[None, :]
-            K[q] -= c[:, None]
-            K[q] += self.total_mean_[q]
+        shift = np.empty((m, m))
+        for q in range(p):                                # K - (c_i + c_j - t): symmetric to the bit, like K
+            np.add.outer(self.col_mean_[q], self.col_mean_[q], out=shift)
+            shift -= self.total_mean_[q]
+            K[q] -= shift
             big[q] = max(K[q].max(), -K[q].min())
         # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
         self.degenerate_ = big <= _VANISH * raw
@@ -1364,7 +1391,7 @@ def _finish_fit(self: KernelBank, K):
                       "bank.", RuntimeWarning, stacklevel=4)
     return self._normalise(K, self.diag_fit_, self.diag_fit_)
 
-# %% ../nbs/00_kernels.ipynb #7dee95a0
+# %% ../nbs/00_kernels.ipynb #50f87acf
 @patch
 def _normalise(self: KernelBank, K, d_rows, d_cols,
                idx=None,  # the bank's indices of the kernels in K; None: all
@@ -1379,9 +1406,8 @@ def _normalise(self: KernelBank, K, d_rows, d_cols,
         elif norm in ("trace", "frobenius"):
             Kj /= self.scale_[q]
         elif norm == "diagonal":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                Kj /= np.sqrt(np.abs(d_rows[j]))[:, None]
-                Kj /= np.sqrt(np.abs(d_cols[q]))[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):   # by sqrt(d_i) sqrt(d_j): a symmetric K stays so
+                Kj /= np.multiply.outer(np.sqrt(np.abs(d_rows[j])), np.sqrt(np.abs(d_cols[q])))
             if not (d_rows[j] != 0).all():                    # a test point with zero self-similarity
                 Kj[~np.isfinite(Kj)] = 0.0
     return K
@@ -1395,7 +1421,7 @@ def fit_transform(self: KernelBank,
     "Fit on `X` and return the training stack `(p, m, m)`."
     return self._fit_stack(X)
 
-
+# %% ../nbs/00_kernels.ipynb #94254c1e
 @patch
 def _test_inputs(self: KernelBank, X):
     check_is_fitted(self, "col_mean_")
@@ -1426,7 +1452,7 @@ def _processed(self: KernelBank, X, idx=None) -> np.ndarray:
         raise ValueError("the kernels produced NaN or inf on these inputs (overflow?): scale the features.")
     return self._normalise(K, d, self.diag_fit_, q)
 
-
+# %% ../nbs/00_kernels.ipynb #9e353f76
 @patch
 def transform(self: KernelBank,
               X,                # (n, d) test inputs, the training features (or sample indices)

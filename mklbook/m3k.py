@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from fastcore.basics import patch
 import scipy.sparse as sp
 from scipy.linalg.blas import daxpy
 from sklearn.base import ClassifierMixin
@@ -817,7 +818,6 @@ class CrammerSingerScores:
 # %% ../nbs/40_m3k.ipynb #f70f6f56
 PAPER_SETTINGS = dict(normalize="diagonal", center=True, intercept_scaling=0.0)   # paper 002's machine: no offsets
 
-
 class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     r"""M3K on a kernel bank: $\boldsymbol\mu$ and the multi-class SVM (7) learned jointly, the margin (6) of $K_{\boldsymbol\mu}$ at least $\gamma_0$.
 
@@ -858,24 +858,26 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
-    def fit(self,
-            X,  # (m, d) training inputs
-            y,  # (m,) class labels, two or more classes
-           ):
-        "Build the bank on `X`, solve M3K (7) by the SILP, keep mu (`weights_`) and the dual `tau_` (m, c)."
-        y, Ks = self._prepare_fit(X, y)
-        if (np.einsum("kii->k", Ks) <= 0).any():
-            bad = np.flatnonzero(np.einsum("kii->k", Ks) <= 0).tolist()
-            raise ValueError(f"kernel(s) {bad} vanish on the training set (zero trace); drop them from the bank.")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
-            self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
-                                     max_iter=self.max_iter, warn=False, psd="trusted", offset=self._offset(Ks))
-        if self.result_.status != "optimal":
-            warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "
-                          f"{self.result_.gap:.1e} > tol {self.tol:.0e}); raise max_iter or loosen tol.",
-                          ConvergenceWarning, stacklevel=2)
-        self._set_weights(self.result_.weights)
-        self.tau_, self.intercept_ = self.result_.tau, self.result_.intercept
-        self.n_iter_ = self.result_.n_iter
-        return self
+# %% ../nbs/40_m3k.ipynb #1918c921
+@patch
+def fit(self: M3KClassifier,
+        X,  # (m, d) training inputs
+        y,  # (m,) class labels, two or more classes
+       ):
+    "Build the bank on `X`, solve M3K (7) by the SILP, keep mu (`weights_`) and the dual `tau_` (m, c)."
+    y, Ks = self._prepare_fit(X, y)
+    if (np.einsum("kii->k", Ks) <= 0).any():
+        bad = np.flatnonzero(np.einsum("kii->k", Ks) <= 0).tolist()
+        raise ValueError(f"kernel(s) {bad} vanish on the training set (zero trace); drop them from the bank.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
+        self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
+                                 max_iter=self.max_iter, warn=False, psd="trusted", offset=self._offset(Ks))
+    if self.result_.status != "optimal":
+        warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "
+                      f"{self.result_.gap:.1e} > tol {self.tol:.0e}); raise max_iter or loosen tol.",
+                      ConvergenceWarning, stacklevel=2)
+    self._set_weights(self.result_.weights)
+    self.tau_, self.intercept_ = self.result_.tau, self.result_.intercept
+    self.n_iter_ = self.result_.n_iter
+    return self

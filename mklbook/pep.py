@@ -1138,8 +1138,7 @@ def ifkl(X,                          # (m, n_features) training inputs
     max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
     mean, scale = standardize_stats(Xraw) if standardize else (0.0, 1.0)
     fams = _Families((Xraw - mean) / scale, families, tau_range, degree_range, standardize)
-    grid = _coarse_grid(fams, degree_range)
-    cols, Kcols, fixed = _first_columns(fams, kernels, Xraw, random_state)
+    grid, (cols, Kcols, fixed) = _coarse_grid(fams, degree_range), _first_columns(fams, kernels, Xraw, random_state)
     peps = [_column_pep(fams, f_, th, K, lam, t) for (f_, th), K in zip(cols, Kcols)]
     pool = _CutPool(_Columns(Kcols), y_pm, C, task, epsilon, 1e-9)
     hist, worst, status, gap, it, mtol = [], -np.inf, "unknown", np.inf, 0, 1.0   # inexact masters while gap is large

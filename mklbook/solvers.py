@@ -99,7 +99,7 @@ class SolverResult:
             parts.append(f"message={self.message!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
-# %% ../nbs/01_solvers.ipynb #f5b0887c
+# %% ../nbs/01_solvers.ipynb #5b6300a2
 _STATIONARY = ("the kernel is indefinite (accepted with psd='allow'): the problem is not convex, and the certificate "
                "proves a KKT point, not a global optimum.")
 _ASSUMED = ("psd='assume': the kernels were not tested, so the certificate proves an optimum only if they are positive "
@@ -116,7 +116,7 @@ def label_assumed(res: SolverResult,  # a completed result (modified in place)
             res.message = (_ASSUMED + " " + res.message).strip()
     return res
 
-
+# %% ../nbs/01_solvers.ipynb #5122ccc4
 def apply_certificate(res: SolverResult,   # the result to complete (modified in place)
                       gap: float,          # the certificate: relative duality gap or KKT residual (non-finite: inf)
                       tol: float,          # tolerance `gap` must meet for 'optimal'
@@ -1193,7 +1193,7 @@ class CuttingPlaneResult(SolverResult):
     payload: object = None             # what the oracle returned with its value at `x`
     history: np.ndarray | None = None  # best upper bound after each oracle call
 
-# %% ../nbs/01_solvers.ipynb #daebead3
+# %% ../nbs/01_solvers.ipynb #94585b4b
 def _level_step(center, H, G, ell):
     "argmin ||x - center||^2 over the simplex with every cut h_j - g_j.x <= ell (Clarabel); None if it fails."
     import clarabel
@@ -1208,7 +1208,35 @@ def _level_step(center, H, G, ell):
     ok = str(sol.status) in ("Solved", "AlmostSolved") and sol.x is not None and np.isfinite(sol.x).all()
     return np.asarray(sol.x) if ok else None
 
+# %% ../nbs/01_solvers.ipynb #24b3b2dd
+def _cut_scale(hs, gs) -> float:
+    "The cuts' data scale: the master LP and the level QP see them divided by it, O(1)."
+    return max(1.0, max(abs(v) for v in hs), float(np.max(np.abs(gs))))
 
+
+def _master_lp(hs, gs, name):
+    "Kelley's master LP over the cuts: its certified lower bound and its minimiser on the simplex."
+    p = len(gs[0])
+    sigma = _cut_scale(hs, gs)
+    A_ub = np.c_[-np.array(gs) / sigma, -np.ones(len(gs))]
+    lp = solve_lp(np.r_[np.zeros(p), 1.0], A_ub, -np.array(hs) / sigma, np.r_[np.ones(p), 0.0][None, :], [1.0],
+                  [(0, None)] * p + [(None, None)], tol=1e-9, warn=False)
+    if lp.x is None or lp.gap > 1e-6:
+        raise SolverError(f"{name}: the master LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
+    x = np.maximum(lp.x[:p], 0.0)
+    return sigma * float(min(lp.objective, lp.dual_objective)), x / x.sum()
+
+
+def _check_cutting_plane_inputs(x0, tol, max_iter, level):
+    "A starting point on the simplex, a positive tolerance, an iteration count and a level parameter in (0, 1)."
+    x = check_array_2d(np.atleast_1d(np.asarray(x0, dtype=np.float64))[:, None], "x0")[:, 0]
+    if (x < 0).any() or abs(x.sum() - 1.0) > 1e-9:
+        raise ValueError("x0 must lie on the simplex (non-negative, summing to 1); e.g. np.full(p, 1 / p).")
+    if level is not None and not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"level must be None (Kelley) or a number in (0, 1); got {level!r}.")
+    return x, check_positive(tol, "tol"), check_int(max_iter, "max_iter")
+
+# %% ../nbs/01_solvers.ipynb #c2a46b84
 def simplex_cutting_planes(oracle,                   # x -> (h, g, payload[, upper]): f(z) >= h - g.z for all z (see below)
                            x0,                       # (p,) starting point on the simplex
                            tol: float = 1e-4,        # stop when (upper - lower) / max(|upper|, gap_floor) <= tol
@@ -1222,69 +1250,46 @@ def simplex_cutting_planes(oracle,                   # x -> (h, g, payload[, upp
 
     $$L_t=\min_{\mathbf x\in\Delta_p,\ \theta}\ \theta\quad\text{s.t.}\quad\theta\ge h_j-\mathbf g_j^\top\mathbf x,\ \ j\le t .$$
 
-    The cuts are the oracle's minorants. An exact oracle returns `(h, g, payload)` with the cut tight at the query
-    point, so $f(\mathbf x)=h-\mathbf g^\top\mathbf x$. An **inexact** oracle takes a second argument, the relative
-    accuracy `eps` wanted, and returns `(h, g, payload, upper)` with a valid cut and a certified $f(\mathbf x)\le$
-    `upper` (e.g. the primal value of a kernel machine solved to a duality gap `eps`): the method asks for the
-    accuracy it needs, a fifth of the current gap, and pays for a tight solve only near the end. The master LP (HiGHS)
-    gives $L_t$ and Kelley's next point; the best upper value seen is $U_t$; $(U_t-L_t)/\max(\lvert U_t\rvert,\text{floor})$
-    is the certificate. Kelley's step (the model's minimiser) zig-zags; with `level` $=\lambda$ the next point is the
-    **level method**'s instead (Lemarechal, Nemirovskii & Nesterov, 1995): the projection of the best point onto the
-    level set $\{\mathbf x\in\Delta_p:h_j-\mathbf g_j^\top\mathbf x\le L_t+\lambda(U_t-L_t)\ \forall j\}$, a small QP
-    (Clarabel), which keeps the iterates near the best point and needs far fewer oracle calls; at the end the model's
-    minimiser (a vertex of the LP, hence sparse) is evaluated once more and returned if it is certified too.
+    An exact oracle returns `(h, g, payload)`, the cut tight at the query point; an inexact one takes the accuracy
+    `eps` it should meet and returns `(h, g, payload, upper)` with a certified upper bound on $f(\mathbf x)$. `level`:
+    the level method's step instead of Kelley's (see the text). Certificate: $(U_t-L_t)/\max(\lvert U_t\rvert,\text{floor})$.
 
-    Reference: kelley1960; sonnenburg2006 (the SILP form)."""
+    Reference: kelley1960; sonnenburg2006 (the SILP form); lemarechal1995level (the level method)."""
     t0 = time.perf_counter()
-    x = check_array_2d(np.atleast_1d(np.asarray(x0, dtype=np.float64))[:, None], "x0")[:, 0]
-    p = x.size
-    if (x < 0).any() or abs(x.sum() - 1.0) > 1e-9:
-        raise ValueError("x0 must lie on the simplex (non-negative, summing to 1); e.g. np.full(p, 1 / p).")
-    tol = check_positive(tol, "tol")
-    max_iter = check_int(max_iter, "max_iter")
-    if level is not None and not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level must be None (Kelley) or a number in (0, 1); got {level!r}.")
-    inexact = len(inspect.signature(oracle).parameters) >= 2
+    x, tol, max_iter = _check_cutting_plane_inputs(x0, tol, max_iter, level)
+    p, inexact = x.size, len(inspect.signature(oracle).parameters) >= 2
     hs, gs, hist = [], [], []
     upper, lower, best, gap, it = np.inf, -np.inf, None, np.inf, 0
-    A_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [(0, None)] * p + [(None, None)]
+    call = lambda x, gap: oracle(x, float(np.clip(0.2 * gap, 0.05 * tol, 1e-2))) if inexact else oracle(x)
+    value_of = lambda out, x: float(out[3]) if inexact else float(out[0] - np.asarray(out[1]) @ x)
     for it in range(1, max_iter + 1):
-        eps = float(np.clip(0.2 * gap, 0.05 * tol, 1e-2)) if np.isfinite(gap) else 1e-2
-        out = oracle(x, eps) if inexact else oracle(x)
-        h, g, payload = out[:3]
-        g = np.asarray(g, dtype=np.float64)
+        out = call(x, gap)
+        h, g = out[0], np.asarray(out[1], dtype=np.float64)
         if g.shape != (p,) or not (np.isfinite(h) and np.isfinite(g).all()):
             raise ValueError(f"the oracle must return a finite h and a finite g of shape ({p},); got h={h!r}, "
                              f"g of shape {g.shape}.")
-        value = float(out[3]) if inexact else float(h - g @ x)
-        if value < upper:
-            upper, best = value, (x.copy(), payload)
+        if value_of(out, x) < upper:
+            upper, best = value_of(out, x), (x.copy(), out[2])
         hist.append(upper)
         hs.append(float(h)); gs.append(g)
-        sigma = max(1.0, max(abs(v) for v in hs), float(np.max(np.abs(gs))))
-        A_ub = np.c_[-np.array(gs) / sigma, -np.ones(len(gs))]
-        lp = solve_lp(np.r_[np.zeros(p), 1.0], A_ub, -np.array(hs) / sigma, A_eq, [1.0], bounds, tol=1e-9, warn=False)
-        if lp.x is None or lp.gap > 1e-6:
-            raise SolverError(f"{name}: the master LP failed ({lp.status}, residual {lp.gap:.1e}); please report this.")
-        lower = max(lower, sigma * float(min(lp.objective, lp.dual_objective)))
+        low, x_lp = _master_lp(hs, gs, name)
+        lower = max(lower, low)
         gap = (upper - lower) / max(abs(upper), gap_floor)
         if gap <= tol:
             if level is not None:               # the model's minimiser (a vertex: sparse) if it is certified too
-                x_lp = np.maximum(lp.x[:p], 0.0)
-                x_lp /= x_lp.sum()
-                out = oracle(x_lp, float(np.clip(0.2 * gap, 0.05 * tol, 1e-2))) if inexact else oracle(x_lp)
-                value = float(out[3]) if inexact else float(out[0] - np.asarray(out[1]) @ x_lp)
-                if np.isfinite(value) and (value - lower) / max(abs(value), gap_floor) <= tol:
-                    upper, best, gap = value, (x_lp, out[2]), (value - lower) / max(abs(value), gap_floor)
+                out = call(x_lp, gap)
+                v = value_of(out, x_lp)
+                if np.isfinite(v) and (v - lower) / max(abs(v), gap_floor) <= tol:
+                    upper, best, gap = v, (x_lp, out[2]), (v - lower) / max(abs(v), gap_floor)
                     hist.append(upper)
                 it += 1
             break
-        x = np.maximum(lp.x[:p], 0.0)
+        x = x_lp
         if level is not None:
+            sigma = _cut_scale(hs, gs)
             xl = _level_step(best[0], np.array(hs) / sigma, np.array(gs) / sigma,
                              (lower + level * (upper - lower)) / sigma)
-            x = x if xl is None else np.maximum(xl, 0.0)
-        x /= x.sum()
+            x = x if xl is None else np.maximum(xl, 0.0) / np.maximum(xl, 0.0).sum()
     res = CuttingPlaneResult(objective=upper, n_iter=it, solver=name, x=best[0], lower=lower, payload=best[1],
                              history=np.array(hist))
     if gap > tol:
