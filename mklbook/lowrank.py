@@ -51,8 +51,8 @@ class LowRankBank(TransformerMixin, BaseEstimator):
     (estimated from at most $100s$ rows; centered, still $\preceq\tilde{\mathbf K}^c_k$; uncentered, the constant part kept).
     With fewer rows $n$ than $s$ (RFF: $s$ is not capped by $m$) the directions come from the $n\times n$ Gram instead, $O(n^2s)$.
     A sparse `X` is densified when its dense copy fits in 1 GiB (`chunks` densifies one chunk at a time), refused otherwise.
-    Fitted: `landmarks_`, `maps_`, `blocks_`, and `offdiag_`, per kernel the largest off-diagonal entry of the kernel on the
-    landmarks (RFF: on 256 training rows) over its largest diagonal entry (~0: numerically diagonal, too narrow for the data).
+    Fitted: `landmarks_`, `maps_`, `blocks_`, and `offdiag_`, per kernel the Frobenius norm of its off-diagonal part on the
+    landmarks (RFF: on 256 training rows) over that of its diagonal (~0: numerically diagonal, too narrow for the data).
 
     Reference: williams2001; zhang2008; rahimi2007."""
 
@@ -173,13 +173,11 @@ def fit(self: LowRankBank,
 
 
 def _offdiag(K) -> np.ndarray:
-    "Per kernel of a (p, n, n) stack: the largest |off-diagonal entry| over the largest |diagonal entry| (nan if n = 1)."
-    p, n, _ = K.shape
-    if n < 2:
-        return np.full(p, np.nan)
-    off = K.reshape(p, -1)[:, 1:].reshape(p, n - 1, n + 1)[:, :, :-1]      # a view of the entries off the diagonal
-    big = np.maximum(off.max(axis=(1, 2)), -off.min(axis=(1, 2)))
-    return big / np.maximum(np.abs(np.einsum("kii->ki", K)).max(axis=1), np.finfo(float).tiny)
+    "Per kernel of a (p, n, n) stack: the off-diagonal part over the diagonal part, in Frobenius norm (nan if n = 1)."
+    if K.shape[1] < 2:
+        return np.full(K.shape[0], np.nan)
+    d2 = np.einsum("kii,kii->k", K, K)
+    return np.sqrt(np.maximum(np.einsum("kij,kij->k", K, K) - d2, 0.0) / np.maximum(d2, np.finfo(float).tiny))
 
 
 def _whitening(W) -> tuple:
@@ -641,14 +639,14 @@ def _precomputed(est) -> bool:
 
 
 # %% ../nbs/61_lowrank.ipynb #d1e2f3a4
-_DIAGONAL = 1e-6   # every off-diagonal entry below this fraction of the diagonal: the kernel is numerically diagonal
+_DIAGONAL = 1e-6   # off-diagonal part below this fraction of the diagonal (Frobenius norms): numerically diagonal
 
 
 def _warn_diagonal(owner: str, kernels, where: str):
     "Warn that the kernels with non-zero weight are numerically diagonal: a kernel machine on them predicts a constant."
     warnings.warn(f"{owner}: the kernel(s) with non-zero weight, {[repr(k) for k in kernels]}, are numerically diagonal "
-                  f"{where} (every off-diagonal entry below {_DIAGONAL:g} of the diagonal: a Gaussian far too narrow for "
-                  "the scale of the features?). A kernel machine on them memorises the training rows and predicts the "
+                  f"{where} (their off-diagonal part below {_DIAGONAL:g} of the diagonal, in Frobenius norm: a Gaussian far "
+                  "too narrow for the scale of the features?). A kernel machine on them memorises the training rows and predicts the "
                   "same value away from them. Standardise the features, use a smaller gamma, or use the default bank "
                   "(kernels=None), which adapts to the data.", RuntimeWarning, stacklevel=3)
 

@@ -37,12 +37,10 @@ def _default_tile(p: int, target_bytes: int = 8 << 20) -> int:
 def _stripe_partial(bank, X, Yc, u, c, tile: int, stripes) -> dict:
     r"""The partial sums of the tile rows `stripes` (upper triangle only: tile $(I,J)$, $J\ge I$, counted twice when
     $J>I$): $\mathbf T=\sum\langle\mathbf K'_k,\mathbf K'_l\rangle$, row sums $\mathbf r_k=\mathbf K'_k\mathbf 1$,
-    $a_k=\mathrm{Tr}\,\mathbf Y_c^\top\mathbf K'_k\mathbf Y_c$, the raw diagonal and the extremes of the raw off-diagonal
-    entries, for $\mathbf K'_k=\mathbf K_k-\mathbf u_k\mathbf 1^\top-\mathbf 1\mathbf u_k^\top-c_k\mathbf 1\mathbf 1^\top$ (`u` (p, m), `c` (p,))."""
+    $a_k=\mathrm{Tr}\,\mathbf Y_c^\top\mathbf K'_k\mathbf Y_c$ and the raw diagonal, for $\mathbf K'_k=\mathbf K_k-\mathbf u_k\mathbf 1^\top-\mathbf 1\mathbf u_k^\top-c_k\mathbf 1\mathbf 1^\top$ (`u` (p, m), `c` (p,))."""
     m, p, nc = X.shape[0], len(bank.kernels_), Yc.shape[1]
     T, a = np.zeros((p, p)), np.zeros(p)
     r, dg = np.zeros((p, m)), np.zeros((p, m))
-    hi, lo = np.full(p, -np.inf), np.full(p, np.inf)
     Y1 = np.hstack([Yc, np.ones((m, 1))])                          # [Y_c, 1]: K'[Y_c, 1] gives K'Y_c and the row sums
     for I in stripes:                                              # overflow: reported by the caller's finiteness check
         i0, i1 = I * tile, min((I + 1) * tile, m)
@@ -50,9 +48,6 @@ def _stripe_partial(bank, X, Yc, u, c, tile: int, stripes) -> dict:
             j1, same = min(j0 + tile, m), j0 == i0
             with np.errstate(over="ignore", invalid="ignore"):
                 K = bank._raw(X[i0:i1], X[i0:i1] if same else X[j0:j1], square_chain=True)
-                off = _off_diagonal(K) if same else K
-                if off.size:
-                    hi, lo = np.maximum(hi, off.max(axis=(1, 2))), np.minimum(lo, off.min(axis=(1, 2)))
                 if same:
                     dg[:, i0:i1] = np.einsum("kii->ki", K)
                 KY = _tile_sums(K, u[:, i0:i1], u[:, j0:j1], c, Y1[j0:j1], T, 1.0 if same else 2.0)
@@ -61,13 +56,7 @@ def _stripe_partial(bank, X, Yc, u, c, tile: int, stripes) -> dict:
             if not same:
                 with np.errstate(over="ignore", invalid="ignore"):
                     r[:, j0:j1] += Y1[i0:i1, nc] @ K               # column sums: 1^T K'
-    return dict(T=T, a=a, r=r, dg=dg, hi=hi, lo=lo)
-
-
-def _off_diagonal(K):
-    "A view of the off-diagonal entries of a (p, b, b) stack, shape (p, b - 1, b + 1) (empty when b = 1)."
-    p, b, _ = K.shape
-    return K.reshape(p, -1)[:, 1:].reshape(p, b - 1, b + 1)[:, :, :-1]
+    return dict(T=T, a=a, r=r, dg=dg)
 
 
 def _tile_sums(K, u_rows, u_cols, c, Y1, T, w):
@@ -215,7 +204,8 @@ def _stream(self: StreamedBank, X, Yc, u, c, tile):
                 futures = [pool.submit(_stripe_partial, ev, X, Yc, u, c, tile, g) for g in groups]
                 out = _sum_in_order(futures, bar)
         else:
-            Xf, Yf, Uf, Ef = client.scatter([X, Yc, u, ev], broadcast=True)
+            # hash=False: keys of their own, so that a previous fit's release of equal data cannot cancel these tasks
+            Xf, Yf, Uf, Ef = client.scatter([X, Yc, u, ev], broadcast=True, hash=False)
             k = len(groups)
             out = _sum_in_order(client.map(_stripe_partial, [Ef] * k, [Xf] * k, [Yf] * k, [Uf] * k, [c] * k,
                                            [tile] * k, groups, pure=False), bar)
@@ -238,7 +228,6 @@ def _sum_in_order(futures, bar) -> dict:
         else:
             for key in ("T", "a", "r", "dg"):
                 out[key] += part[key]
-            out["hi"], out["lo"] = np.maximum(out["hi"], part["hi"]), np.minimum(out["lo"], part["lo"])
         bar.update(1)
     return out
 
@@ -296,35 +285,35 @@ def _n_threads(n_jobs) -> int:
 @patch
 def _finish_stream(self: StreamedBank, parts, u, c, m, with_a):
     "From the summed tiles: the `KernelBank` statistics, then `M_` (and `a_`) of the normalised kernels."
-    dg = parts["dg"]
-    hi, lo = np.maximum(parts["hi"], dg.max(axis=1)), np.minimum(parts["lo"], dg.min(axis=1))   # every entry
-    if not (np.isfinite(parts["T"]).all() and np.isfinite(hi).all() and np.isfinite(lo).all()):
+    dg, r, T = parts["dg"], parts["r"], parts["T"]
+    if not (np.isfinite(T).all() and np.isfinite(dg).all()):
         raise ValueError("the kernels produced NaN or inf on the training set (overflow?): reduce the degree or "
                          "scale the features (e.g. StandardScaler).")
-    r, T = parts["r"], parts["T"]
     s, su = r.sum(axis=1), u.sum(axis=1)
     M = T - (2.0 / m) * (r @ r.T) + np.outer(s, s) / m ** 2     # centered products: the statistics always center
     self.col_mean_ = r / m + u + (su / m + c)[:, None]          # (p, m) training means, as KernelBank's (K 1 / m)
     self.total_mean_ = s / m ** 2 + 2 * su / m + c
-    raw = np.maximum(hi, -lo)
-    if (hi - lo <= _VANISH * raw).all():
-        raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
-                         "or the features far too small for the kernels' widths?); there is nothing to learn from "
-                         "these inputs. Check the data, or use the default bank, which standardises.")
-    # the largest |off-diagonal entry| over the largest |diagonal entry|: ~0 for a kernel too narrow for the data
-    self.offdiag_ = (np.maximum(parts["hi"], -parts["lo"]) / np.maximum(np.abs(dg).max(axis=1), np.finfo(float).tiny)
-                     if m > 1 else np.full(len(s), np.nan))
-    self.degenerate_ = np.zeros(len(s), dtype=bool)
     # uncentered ||K_k||_F^2 = ||K' + u 1^T + 1 u^T + c 1 1^T||_F^2, expanded
     fro2 = (np.diag(T) + 4 * np.einsum("ki,ki->k", u, r) + 2 * c * s + 2 * m * np.einsum("ki,ki->k", u, u)
             + 2 * su ** 2 + 4 * c * m * su + (m * c) ** 2)
+    fro = np.sqrt(np.maximum(fro2, 0.0))
+    # the centered kernel at round-off level next to the kernel (K' ~ K^c: no cancellation): a constant kernel
+    if (np.sqrt(np.maximum(np.diag(M), 0.0)) <= _VANISH * fro).all():
+        raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
+                         "or the features far too small for the kernels' widths?); there is nothing to learn from "
+                         "these inputs. Check the data, or use the default bank, which standardises.")
+    # off-diagonal over diagonal part, in Frobenius norm: ~0 for a kernel far too narrow for the data (K ~ diagonal)
+    d2 = np.einsum("ki,ki->k", dg, dg)
+    self.offdiag_ = np.sqrt(np.maximum(fro2 - d2, 0.0) / np.maximum(d2, np.finfo(float).tiny)) if m > 1 \
+        else np.full(len(s), np.nan)
+    self.degenerate_ = np.zeros(len(s), dtype=bool)
     diag = dg
     if self.center:
         diag, fro2 = diag - 2 * self.col_mean_ + self.total_mean_[:, None], np.diag(M)
-        # RMS centered entry at round-off level relative to the raw kernel: a constant kernel, not a kernel
-        self.degenerate_ = np.sqrt(np.maximum(fro2, 0.0)) <= _VANISH * raw * m
+        # the centered kernel at round-off level relative to the raw kernel: a constant kernel, not a kernel
+        self.degenerate_ = np.sqrt(np.maximum(fro2, 0.0)) <= _VANISH * fro
     self.diag_fit_ = diag
-    tiny = np.finfo(float).eps * np.maximum(raw, np.finfo(float).tiny) * m
+    tiny = np.finfo(float).eps * np.maximum(fro, np.finfo(float).tiny)
     self.scale_ = np.ones(len(s))
     if self.normalize == "trace":
         tr = diag.sum(axis=1)
@@ -397,6 +386,9 @@ def streamed_alignment_stats(kernels,          # list of kernels that are functi
     return bank.a_, bank.M_
 
 # %% ../nbs/62_streaming.ipynb #bfc7fc55
+_COMBINED_BUDGET = 4 << 30   # bytes: the m x m combined kernel of the second stage
+
+
 class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     r"""`AlignMKL` whose weights come from statistics streamed over tiles of the inputs (`StreamedBank`): no stack.
 
@@ -405,7 +397,8 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     Same parameters and fitted attributes as `AlignMKL` (`weights_`, `kernel_scale_`, `alignment_`, `alignf_`,
     `bank_`, `estimator_`); the second stage sees the one $m\times m$ combined kernel, built from the kernels with
     $\mu_k>0$ only, and test kernels are formed in row chunks. Memory: $O(m^2)$ for that matrix, not $O(pm^2)$.
-    `client` as `StreamedBank`'s (a live `Client` is shared by clones and pickled as its address).
+    `client` as `StreamedBank`'s (a live `Client` is shared by clones and pickled as its address). Above 4 GiB for the
+    combined kernel ($m>23\,170$) the fit is refused before the pass, naming `LowRankAlignMKL`.
 
     Reference: cortes2012alignment, Secs. 3.1-3.2."""
 
@@ -429,6 +422,12 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
 
     def _weights_and_kernel(self, X, y):
         "Stream the statistics, learn the weights, and form the combined training kernel of the kernels in use."
+        m = X.shape[0]
+        if 8 * m * m > _COMBINED_BUDGET:                  # refuse before the pass, not with a MemoryError after it
+            raise ValueError(f"{type(self).__name__}'s second stage reads the m x m combined kernel, "
+                             f"{8 * m * m / 2**30:.1f} GiB at m = {m}, over {_COMBINED_BUDGET / 2**30:.0f} GiB. Use "
+                             "LowRankAlignMKL (a linear second stage in O(mq) memory), or StreamedBank(...).fit(X, y) "
+                             "and the weights of its statistics a_, M_ alone.")
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
         self.bank_ = StreamedBank(self.kernels, self.normalize, self.center, self.tile, self.n_jobs, self.client,
                                   progress=False).fit(X, Y)

@@ -77,8 +77,10 @@ def test_a_live_client_is_shared_by_clones_and_pickled_as_its_address(cluster):
     with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
         est = StreamedAlignMKL([Gaussian(0.1), Gaussian(1.0)], client=client)
         assert clone(est).client is client
-        gs = GridSearchCV(est, {"method": ["unif", "alignf"]}, cv=3).fit(X, y)
+        gs = GridSearchCV(est, {"method": ["unif", "alignf"]}, cv=3, error_score="raise").fit(X, y)
         assert gs.best_score_ > 0.8 and gs.best_estimator_.client is client
+        for _ in range(3):                               # equal data fitted again at once: no task loses its inputs
+            StreamedAlignMKL([Gaussian(0.1), Gaussian(1.0)], client=client).fit(X, y)
         fitted = StreamedAlignMKL([Gaussian(0.1), Gaussian(1.0)], client=client).fit(X, y)
         back = pickle.loads(pickle.dumps(fitted))
         assert back.client == cluster.scheduler_address and back.bank_.client == cluster.scheduler_address

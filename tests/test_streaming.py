@@ -41,8 +41,8 @@ def test_any_tile_size_gives_the_stacked_statistics(tile):
     np.testing.assert_allclose(sb.col_mean_, kb.col_mean_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(sb.diag_fit_, kb.diag_fit_, rtol=1e-10, atol=1e-14)
     Kraw = np.stack([k(X) for k in bank])
-    off = np.abs(Kraw - np.einsum("kii->ki", Kraw)[:, :, None] * np.eye(len(X))).max(axis=(1, 2))
-    np.testing.assert_allclose(sb.offdiag_, off / np.abs(np.einsum("kii->ki", Kraw)).max(axis=1), rtol=1e-12)
+    d2 = (np.einsum("kii->ki", Kraw) ** 2).sum(axis=1)
+    np.testing.assert_allclose(sb.offdiag_, np.sqrt(((Kraw ** 2).sum(axis=(1, 2)) - d2) / d2), rtol=1e-10)
     sa = StreamedAlignMKL(bank, tile=tile, n_jobs=1).fit(X, y > 0)
     assert sa.score(X, y > 0) > 0.8
 
@@ -114,6 +114,15 @@ def test_bad_shapes_and_values():
     big = sp.csr_matrix((200_000, 1000))
     with pytest.raises(ValueError, match="sparse 200000 x 1000 matrix; its dense copy would take 1.5 GiB"):
         streamed_alignment_stats(SMALL, big, np.arange(200_000) % 2, progress=False)
+
+
+def test_a_combined_kernel_over_the_budget_is_refused_before_the_pass(monkeypatch):
+    from mklbook import streaming
+    X, y = _problem(60)
+    monkeypatch.setattr(streaming, "_COMBINED_BUDGET", 8 * 50 * 50)
+    with pytest.raises(ValueError, match="reads the m x m combined kernel.*Use LowRankAlignMKL"):
+        StreamedAlignMKL(SMALL).fit(X, y > 0)
+    assert streaming.StreamedAlignMKL(SMALL).fit(X[:50], y[:50] > 0).score(X, y > 0) > 0.5
 
 
 def test_sparse_input_is_densified():
