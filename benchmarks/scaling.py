@@ -1,7 +1,7 @@
 """Benchmark: streamed low-rank alignment statistics + alignf against m, beside the exact statistics where they fit.
 
 For each m, a fresh process (so that its peak resident memory, `ru_maxrss`, is that of one run) fits a `LowRankBank`
-of p = 20 Gaussian kernels (gamma = 2^t / d, t = -8..0 evenly spaced; Nystroem, r = 200 landmarks: q = 4000 feature
+of p = 20 Gaussian kernels (gamma = 2^t / d, t = -8..0 evenly spaced; Nystroem, rank r = 200: q <= 4020 feature
 columns) and computes `lowrank_alignment_stats` (streamed over row chunks) and the alignf weights from them. The
 reference measured in the same process is the BLAS floor: the time of one `S^T S` on a chunk of the same shape times
 the number of chunks (the O(m q^2) flops the method cannot avoid). Where the exact (p, m, m) stack fits (m <= 4000),
@@ -157,12 +157,12 @@ def main():
     wide = gam <= 2.0 ** -4 / D * (1 + 1e-12)
     lines = [f"## Streamed low-rank alignment statistics + alignf against m", "",
              f"p = {P} Gaussian kernels (gamma = 2^t/{D}, t in [-8, 0]), Nystroem rank r = {RANK} (q <= {P * (RANK + 1)} "
-             f"columns: the wide kernels keep fewer, about 3600 in all; k-means landmarks, s = 4r, truncated), default chunks; `nice`, machine shared (load average at start: "
+             f"columns: the wide kernels keep fewer, q in the table; k-means landmarks, s = 4r, W factored by pivoted Cholesky, truncated), default chunks; `nice`, machine shared (load average at start: "
              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores). Wall and CPU (all threads) seconds. Peak memory: `ru_maxrss` of a fresh process "
              "per row (baseline: after imports and data). Floor: one BLAS `S^T S` of a chunk x chunks.", "",
-             "| data | m | low-rank stats (s) | CPU s | us/row | BLAS floor (s) | ratio | alignf (s) | peak MiB (baseline) "
+             "| data | m | q | low-rank stats (s) | CPU s | us/row | BLAS floor (s) | ratio | alignf (s) | peak MiB (baseline) "
              "| full Phi MiB | exact stats (s) | CPU s | exact peak MiB | rel err a | rel err M | rel err mu | max rel err M_kk, wide |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     print("\n".join(lines), flush=True)
     out = Path(__file__).parent / "results" / "scaling.md"
     out.parent.mkdir(exist_ok=True)
@@ -171,7 +171,7 @@ def main():
         for kind, sizes in (order if args.first == "kin8nm" else order[::-1]):
             for m in sizes:
                 lo, lr = run(kind, m, "lowrank", tmp)
-                cells = [kind, str(m), f"{lo['stats_s']:.2f}", f"{lo['cpu_s']:.1f}", f"{1e6 * lo['stats_s'] / m:.0f}", f"{lo['floor_s']:.2f}",
+                cells = [kind, str(m), str(lo["q"]), f"{lo['stats_s']:.2f}", f"{lo['cpu_s']:.1f}", f"{1e6 * lo['stats_s'] / m:.0f}", f"{lo['floor_s']:.2f}",
                          f"{lo['stats_s'] / lo['floor_s']:.2f}", f"{lo['alignf_s']:.4f}",
                          f"{lo['peak_mib']:.0f} ({lo['baseline_mib']:.0f})", f"{m * lo['q'] * 8 / 2**20:.0f}"]
                 if m <= args.exact_max:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from fastcore.basics import patch
-from scipy.linalg import eigh
+from scipy.linalg import eigh, solve_triangular
+from scipy.linalg.lapack import dpstrf
 from scipy.linalg.blas import dsyrk
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
 from sklearn.cluster import KMeans
@@ -20,13 +23,16 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
-from .kernels import FeatureStack, Gaussian, check_array_2d, check_int, check_positive, kernel_list, standardize_stats
+from .kernels import (_VANISH, FeatureStack, Gaussian, Kernel, KernelBank, check_array_2d, check_int,
+                             kernel_list, standardize_stats)
+
 
 # %% auto #0
 __all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_moments', 'lowrank_alignment_stats', 'LowRankAlignMKL']
@@ -36,13 +42,17 @@ class LowRankBank(TransformerMixin, BaseEstimator):
     r"""p kernels given by feature maps, $K_k(x,z)\approx\phi_k(x)^\top\phi_k(z)$, one block of at most `n_components` (+1) columns each.
 
     `features="nystroem"` (any PSD kernel; $s$ landmarks $\mathbf L$, k-means centres or training rows,
-    $\mathbf W_k=[K_k(l_i,l_j)]=\mathbf U\boldsymbol\Lambda\mathbf U^\top$, $+$: the eigenvalues above rounding level) or
+    $\mathbf W_k=[K_k(l_i,l_j)]$, $\mathbf P^\top\mathbf W_k\mathbf P=\mathbf R^\top\mathbf R$ its pivoted Cholesky factor to rounding level) or
     `features="rff"` (random Fourier features, Gaussian kernels only, $s$ frequencies):
-    $$\psi_k(x)=\boldsymbol\Lambda_+^{-1/2}\mathbf U_+^\top K_k(\mathbf L,x),\qquad
+    $$\psi_k(x)=\mathbf R^{-\top}K_k(\mathbf L_{\rm piv},x),\qquad
     \psi_k(x)=\sqrt{2/s}\cos(\mathbf W^\top x+\mathbf b),\ \mathbf W_{\cdot j}\sim\mathcal N(0,2\gamma_k\mathbf I),\ b_j\sim U[0,2\pi],$$
     with $s=\lceil\texttt{oversampling}\cdot r\rceil$; when $s>r$ each map is projected on the top $r$ principal directions
     of its centered training features and the direction of their mean, $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$
     (estimated from at most $100s$ rows; centered, still $\preceq\tilde{\mathbf K}^c_k$; uncentered, the constant part kept).
+    With fewer rows $n$ than $s$ (RFF: $s$ is not capped by $m$) the directions come from the $n\times n$ Gram instead, $O(n^2s)$.
+    A sparse `X` is densified when its dense copy fits in 1 GiB (`chunks` densifies one chunk at a time), refused otherwise.
+    Fitted: `landmarks_`, `maps_`, `blocks_`, and `offdiag_`, per kernel the Frobenius norm of its off-diagonal part on the
+    landmarks (RFF: on 256 training rows) over that of its diagonal (~0: numerically diagonal, too narrow for the data).
 
     Reference: williams2001; zhang2008; rahimi2007."""
 
@@ -61,6 +71,15 @@ class LowRankBank(TransformerMixin, BaseEstimator):
         self.oversampling = oversampling
         self.random_state = random_state
 
+    _parameter_constraints: dict = {
+        "kernels": [None, Kernel, list, tuple],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "features": [StrOptions({"nystroem", "rff"})],
+        "landmarks": [StrOptions({"kmeans", "uniform"})],
+        "oversampling": [Interval(Real, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
@@ -68,6 +87,32 @@ class LowRankBank(TransformerMixin, BaseEstimator):
 
 
 # %% ../nbs/61_lowrank.ipynb #111ddc30
+_DENSE_BUDGET = 1 << 30   # bytes: a sparse X is densified up to this size, refused above it
+
+
+def _dense_input(X, name: str = "X", budget: int = _DENSE_BUDGET) -> np.ndarray:
+    "`X` as a finite float64 `(n, d)` array; a `scipy.sparse` X densified when its dense copy fits in `budget` bytes."
+    if sp.issparse(X):
+        n, d = X.shape
+        if 8 * n * d > budget:
+            raise ValueError(f"{name} is a sparse {n} x {d} matrix; its dense copy would take {8 * n * d / 2**30:.1f} "
+                             f"GiB, over the {budget / 2**30:.0f} GiB that mklbook densifies by itself (the kernels are "
+                             f"evaluated on dense rows). Reduce the features first (e.g. sklearn.decomposition."
+                             f"TruncatedSVD), or pass {name}.toarray() yourself if the memory is there.")
+        X = X.toarray()
+    return check_array_2d(X, name)
+
+
+def _sparse_rows(X, name: str = "X"):
+    "A `scipy.sparse` X as a finite float64 CSR matrix (densified later, chunk by chunk)."
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{name} has shape {X.shape}; at least one sample and one feature are required.")
+    if not np.isfinite(X.data).all():
+        raise ValueError(f"{name} contains NaN or infinity; remove or impute those entries.")
+    return X
+
+
 @patch
 def _kernel_list(self: LowRankBank, X):
     kernels = kernel_list(self.kernels, X, owner="LowRankBank")
@@ -80,47 +125,78 @@ def _kernel_list(self: LowRankBank, X):
                              "use features='nystroem', which works for any PSD kernel.")
     return kernels
 
+
+@patch
+def _evaluator(self: LowRankBank, kernels):
+    "A `KernelBank` that evaluates `kernels` with this bank's standardisation: one distance block per input set."
+    ev = KernelBank(kernels)
+    ev.kernels_, ev.feature_mean_, ev.feature_scale_ = list(kernels), self.feature_mean_, self.feature_scale_
+    return ev
+
+
 # %% ../nbs/61_lowrank.ipynb #fe07acf1
 @patch
 def fit(self: LowRankBank,
-        X,       # (m, d) training inputs
+        X,       # (m, d) training inputs (a scipy.sparse X is densified within 1 GiB)
         y=None,  # ignored
         ):
     "Draw the landmarks (Nystroem) or frequencies (RFF) from `X`; with oversampling, truncate each map to its top r directions."
-    X = check_array_2d(X, "X")
-    if self.features not in ("nystroem", "rff"):
-        raise ValueError(f"features must be 'nystroem' or 'rff'; got {self.features!r}.")
-    if self.landmarks not in ("kmeans", "uniform"):
-        raise ValueError(f"landmarks must be 'kmeans' or 'uniform'; got {self.landmarks!r}.")
-    r = check_int(self.n_components, "n_components (columns per kernel)")
-    over = check_positive(self.oversampling, "oversampling")
-    if over < 1:
-        raise ValueError(f"oversampling must be >= 1 (s = oversampling * r landmarks, truncated to r); got {over!r}.")
+    self._validate_params()
+    X = _dense_input(X, "X")
+    r = int(self.n_components)
     self.kernels_ = self._kernel_list(X)
     self.n_features_in_ = X.shape[1]
     self.feature_mean_ = self.feature_scale_ = None
     if any(k.standardize for k in self.kernels_):
         self.feature_mean_, self.feature_scale_ = standardize_stats(X)
     rng = check_random_state(self.random_state)
-    s = int(np.ceil(over * r - 1e-9))
+    s = int(np.ceil(float(self.oversampling) * r - 1e-9))
     self.maps_, self.projections_ = [], [None] * len(self.kernels_)
     if self.features == "nystroem":
         s = min(s, X.shape[0])                              # every training point: exact, nothing to truncate
         self.landmarks_ = self._draw_landmarks(X, s, rng)
-        for k in self.kernels_:
-            L = self._inputs(self.landmarks_, k)
-            with threadpool_limits(1, user_api="blas"):        # s x s: threads only contend on a shared machine
-                lam, U = eigh(k.raw(L))
-            keep = lam > max(lam.max(), 0.0) * 1e-12 * len(lam)   # rounding noise below: not a direction
-            self.maps_.append(U[:, keep] / np.sqrt(lam[keep]))     # W^{-1/2} restricted to its range
+        W = self._evaluator(self.kernels_)._raw(self.landmarks_, self.landmarks_, square_chain=True)
+        self.offdiag_ = _offdiag(W)
+        factors = [_whitening(Wk) for Wk in W]              # P^T W P = R^T R on the numerical range of W
+        self.maps_ = [_landmark_map(R, idx, s) if s <= r else None for R, idx in factors]   # P R^{-1}: M M^T = W^+
     else:
         for k in self.kernels_:
             rbf = RBFSampler(gamma=float(k.gamma), n_components=s, random_state=rng.randint(2**31 - 1))
             self.maps_.append(rbf.fit(k._select(self._inputs(X, k))))
-    self._set_blocks()
+        self.offdiag_ = _offdiag(self._evaluator(self.kernels_)._raw(X[:256], X[:256]))   # on 256 training rows
+        factors = None
     if s > r:                                           # the top r directions, from at most 100 s rows
-        self._truncate(X if X.shape[0] <= 100 * s else X[rng.permutation(X.shape[0])[:100 * s]], r)
+        self._truncate(X if X.shape[0] <= 100 * s else X[rng.permutation(X.shape[0])[:100 * s]], r, factors)
+    else:
+        self._set_blocks()
     return self
+
+
+def _offdiag(K) -> np.ndarray:
+    "Per kernel of a (p, n, n) stack: the off-diagonal part over the diagonal part, in Frobenius norm (nan if n = 1)."
+    if K.shape[1] < 2:
+        return np.full(K.shape[0], np.nan)
+    d2 = np.einsum("kii,kii->k", K, K)
+    return np.sqrt(np.maximum(np.einsum("kij,kij->k", K, K) - d2, 0.0) / np.maximum(d2, np.finfo(float).tiny))
+
+
+def _whitening(W) -> tuple:
+    r"""`(R, idx)`: the pivoted Cholesky factorisation $\mathbf P^\top\mathbf W\mathbf P=\mathbf R^\top\mathbf R$ of the PSD (s, s) `W`, stopped when every
+    remaining pivot is below $10^{-12}s\,\mathrm{Tr}\,\mathbf W$ (what it leaves out, at most $10^{-12}s^2\mathrm{Tr}\,\mathbf W$, is the mass an
+    eigenvalue cut at $10^{-12}s\lambda_{\max}$ leaves out): `R` (k, k) upper triangular, `idx` the k pivot landmarks.
+    $\mathbf M=\mathbf P_{:,1:k}\mathbf R^{-1}$ gives $\mathbf M\mathbf M^\top=\mathbf W^+$ on the numerical range; a tenth of an eigendecomposition's cost."""
+    R, piv, k, info = dpstrf(W, tol=1e-12 * W.shape[0] * max(np.trace(W), np.finfo(float).tiny), lower=0)
+    k = max(int(k), 1)
+    return np.triu(R[:k, :k]), piv[:k] - 1
+
+
+def _landmark_map(R, idx, s: int, V=None) -> np.ndarray:
+    r"$\mathbf P_{:,1:k}\mathbf R^{-1}\mathbf V$ (s, cols) by a triangular solve (`V=None`: the identity): the map applied to $K(x,\mathbf L)$."
+    V = np.eye(R.shape[0]) if V is None else V
+    M = np.zeros((s, V.shape[1]))
+    M[idx] = solve_triangular(R, V)
+    return M
+
 
 # %% ../nbs/61_lowrank.ipynb #fe07acf2
 @patch
@@ -164,41 +240,99 @@ def _draw_landmarks(self: LowRankBank, X, s, rng):
 
 
 @patch
-def _truncate(self: LowRankBank, X, r):
-    r"""Per kernel, one streamed pass over the rows `X` (the training rows, or a uniform subsample of $100s$ of them):
-    the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ columns,
-    its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above rounding level), the mean feature $\bar\psi_k$
-    orthogonalised against them, $\bar{\mathbf v}_k$, and $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$ (a projection:
-    the centered kernel stays $\preceq$ the $s$-landmark one, and $\succeq$ its rank-$r$ truncation when `X` is every
-    training row; the constant part is kept)."""
-    for k in range(len(self.kernels_)):
-        G, total, n, shift = 0.0, 0.0, 0, None
-        for _, Phi in self.chunks(X, kernels=[k]):           # shifted moments, as `accumulate_moments` (below)
-            shift = Phi.mean(axis=0) if shift is None else shift
-            S = Phi - shift
-            G, total, n = G + S.T @ S, total + S.sum(axis=0), n + len(S)
-        lam, V = eigh(G - np.outer(total, total) / n)
-        lam, V = lam[::-1], V[:, ::-1]
-        V = V[:, :max(1, min(r, int((lam > max(lam[0], 0.0) * 1e-12 * len(lam)).sum())))]
-        mean = total / n + shift
+def _truncate(self: LowRankBank, X, r, factors=None):
+    r"""Per kernel, the centered Gram $\boldsymbol\Psi_k^{c\top}\boldsymbol\Psi_k^c$ of its $s$ landmark features on the rows `X` (the
+    training rows, or a uniform subsample of $100s$ of them), its top $r$ eigenvectors $\mathbf V_{k,r}$ (eigenvalues above
+    rounding level), the mean feature $\bar\psi_k$ orthogonalised against them, $\bar{\mathbf v}_k$, and
+    $\phi_k=[\mathbf V_{k,r},\bar{\mathbf v}_k]^\top\psi_k$ (a projection: the centered kernel stays $\preceq$ the $s$-landmark one,
+    and $\succeq$ its rank-$r$ truncation when `X` is every training row; the constant part is kept). Nystroem:
+    $\boldsymbol\Psi_k=\mathbf C_k\mathbf P\mathbf R_k^{-1}$, so the Gram is $\mathbf R_k^{-\top}(\mathbf C_k^{c\top}\mathbf C_k^c)_{\rm piv}\mathbf R_k^{-1}$, one
+    pass over the rows for all kernels (one distance block per chunk), whitened by triangular solves (`factors`). With fewer rows $n$ than columns $s$ (RFF on a small
+    sample) the eigenvectors come from the $n\times n$ Gram $\boldsymbol\Psi_k^c\boldsymbol\Psi_k^{c\top}$: $O(n^2s)$, not $O(s^3)$."""
+    n, p = X.shape[0], len(self.kernels_)
+    s = self._n_pre()
+    moments = self._pre_moments(X) if n >= s else None
+    for k in range(p):
+        if moments is not None:
+            G, mean = moments[k]
+            if self.features == "nystroem":                   # R^{-T} (C^cT C^c) R^{-1} on the pivots, the mean likewise
+                R, idx = factors[k]
+                G = solve_triangular(R, solve_triangular(R, G[np.ix_(idx, idx)], trans="T").T, trans="T")
+                G, mean = (G + G.T) / 2, solve_triangular(R, mean[idx], trans="T")
+            dim = G.shape[0]
+            lam, V = eigh(G, subset_by_index=[max(0, dim - r), dim - 1])
+            lam, V = lam[::-1], V[:, ::-1]
+        else:                                                  # n < s: the n x n Gram, then V = Psi_c^T U / sqrt(lam)
+            Psi = self._pre_features(X, [k])[0]
+            dim, mean = Psi.shape[1], Psi.mean(axis=0)
+            Pc = Psi - mean
+            lam, U = eigh(Pc @ Pc.T)
+            lam, U = lam[::-1][:r], U[:, ::-1][:, :r]
+            V = (Pc.T @ U) / np.sqrt(np.maximum(lam, np.finfo(float).tiny))
+        V = V[:, :max(1, min(r, int((lam > max(lam[0], 0.0) * 1e-12 * dim).sum())))]
         u = mean - V @ (V.T @ mean)                            # the mean direction outside the top r
         if np.linalg.norm(u) > 1e-8 * np.linalg.norm(mean):
             V = np.column_stack([V, u / np.linalg.norm(u)])
         if self.features == "nystroem":
-            self.maps_[k] = self.maps_[k] @ V                 # fold the projection into W^{-1/2}
+            self.maps_[k] = _landmark_map(*factors[k], s, V)   # fold the projection into the map: P R^{-1} V
         else:
             self.projections_[k] = V
     self._set_blocks()
 
 
+
+# %% ../nbs/61_lowrank.ipynb #b7c1d2e4
+def _symmetrize_center(G, n, sb, block=512):
+    "In place: copy syrk's upper triangle to the lower one and subtract `n sb sb^T`, one column block at a time."
+    q = G.shape[0]
+    for j in range(0, q, block):
+        J = slice(j, min(j + block, q))
+        G[J, J] = np.triu(G[J, J]) + np.triu(G[J, J], 1).T
+        G[J.stop:, J] = G[J, J.stop:].T
+        G[:, J] -= n * np.outer(sb, sb[J])
+
+
+@patch
+def _pre_moments(self: LowRankBank, X) -> list:
+    r"""Per kernel, `(G, mean)`: the centered Gram (s, s) and the column means of its features before the map, $\mathbf C_k=K_k(\mathbf X,\mathbf L)$
+    (Nystroem) or $\boldsymbol\Psi_k$ (RFF), in one pass over row chunks, shifted by the first chunk's means (as `accumulate_moments`)."""
+    p = len(self.kernels_)
+    size = _chunk_rows(None, p * self._n_pre())
+    G, tot, shift, n = [None] * p, [None] * p, [None] * p, 0
+    for a in range(0, X.shape[0], size):
+        for k, P in enumerate(self._pre_features(X[a:a + size], range(p))):
+            if shift[k] is None:
+                shift[k] = P.mean(axis=0)
+                G[k], tot[k] = np.zeros((P.shape[1], P.shape[1]), order="F"), np.zeros(P.shape[1])
+            S = P - shift[k]
+            G[k] = dsyrk(1.0, S.T, beta=1.0, c=G[k], trans=0, lower=0, overwrite_c=1)   # G += S^T S (upper)
+            tot[k] += S.sum(axis=0)
+        n += min(size, X.shape[0] - a)
+    out = []
+    for k in range(p):
+        sb = tot[k] / n
+        _symmetrize_center(G[k], n, sb)
+        out.append((G[k], shift[k] + sb))
+    return out
+
+
 # %% ../nbs/61_lowrank.ipynb #1cf46b29
 @patch
-def _check(self: LowRankBank, X):
+def _check(self: LowRankBank, X, sparse_ok: bool = False):
+    "Validated inputs with the training columns; a sparse X stays sparse with `sparse_ok` (densified per chunk)."
     check_is_fitted(self, "maps_")
-    X = check_array_2d(X, "X")
+    X = _sparse_rows(X) if sparse_ok and sp.issparse(X) else _dense_input(X, "X")
     if X.shape[1] != self.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features but the bank was fitted on {self.n_features_in_}.")
     return X
+
+
+@patch
+def _pre_features(self: LowRankBank, X, ks) -> list:
+    "Per kernel in `ks`, its features before the map: $K_k(X,\\mathbf L)$ (Nystroem, one distance block shared) or RFF's."
+    if self.features == "nystroem":
+        return list(self._evaluator([self.kernels_[k] for k in ks])._raw(X, self.landmarks_, square_chain=True))
+    return [self.maps_[k].transform(self.kernels_[k]._select(self._inputs(X, self.kernels_[k]))) for k in ks]
 
 
 @patch
@@ -206,21 +340,20 @@ def features_of(self: LowRankBank,
                 X,              # (n, d) inputs
                 kernels=None,   # indices of the kernels whose blocks to compute; None: all
                 ) -> np.ndarray:  # (n, sum_k r_k) features
-    r"$\boldsymbol\Phi=[\phi_k(X)]_k$, the feature blocks of `kernels` side by side."
+    r"$\boldsymbol\Phi=[\phi_k(X)]_k$, the feature blocks of `kernels` side by side (computed in row blocks of about 32 MB)."
     X = self._check(X)
-    ks = range(len(self.kernels_)) if kernels is None else kernels
+    ks = list(range(len(self.kernels_)) if kernels is None else kernels)
     out = np.empty((X.shape[0], sum(len(self.blocks_[k]) for k in ks)))
-    j = 0
-    for k in ks:
-        w = len(self.blocks_[k])
-        kern = self.kernels_[k]
-        if self.features == "nystroem":
-            np.matmul(kern.raw(self._inputs(X, kern), self._inputs(self.landmarks_, kern)), self.maps_[k],
-                      out=out[:, j:j + w])
-        else:
-            feats = self.maps_[k].transform(kern._select(self._inputs(X, kern)))
-            out[:, j:j + w] = feats if self.projections_[k] is None else feats @ self.projections_[k]
-        j += w
+    size = _chunk_rows(None, len(ks) * self._n_pre())
+    for a in range(0, X.shape[0], size):
+        rows, j = slice(a, min(a + size, X.shape[0])), 0
+        for k, P in zip(ks, self._pre_features(X[rows], ks)):
+            w = len(self.blocks_[k])
+            if self.features == "nystroem":
+                np.matmul(P, self.maps_[k], out=out[rows, j:j + w])
+            else:
+                out[rows, j:j + w] = P if self.projections_[k] is None else P @ self.projections_[k]
+            j += w
     return out
 
 
@@ -234,17 +367,25 @@ def transform(self: LowRankBank,
 
 @patch
 def chunks(self: LowRankBank,
-           X,                # (n, d) inputs
+           X,                # (n, d) inputs (scipy.sparse: densified one chunk at a time)
            chunk_size=None,  # rows per chunk; None: about 32 MB of features
            kernels=None,     # indices of the kernels whose blocks to compute; None: all
            ):
     "Yield `(rows, Phi[rows])` over row chunks of `X` (default: about 32 MB of features per chunk)."
-    X = self._check(X)
-    q = self.n_columns_ if kernels is None else sum(len(self.blocks_[k]) for k in kernels)
-    s = self.landmarks_.shape[0] if self.features == "nystroem" else max(mp.n_components for mp in self.maps_)
-    size = _chunk_rows(chunk_size, max(q, s))                  # a kernel's (rows, s) block is formed on the way
-    for s in range(0, X.shape[0], size):
-        yield slice(s, min(s + size, X.shape[0])), self.features_of(X[s:s + size], kernels)
+    X = self._check(X, sparse_ok=True)
+    ks = list(range(len(self.kernels_)) if kernels is None else kernels)
+    q = sum(len(self.blocks_[k]) for k in ks)
+    size = _chunk_rows(chunk_size, max(q, len(ks) * self._n_pre()))   # the kernels' (rows, s) blocks are formed on the way
+    for a in range(0, X.shape[0], size):
+        Xa = X[a:a + size]
+        yield slice(a, min(a + size, X.shape[0])), self.features_of(Xa.toarray() if sp.issparse(Xa) else Xa, ks)
+
+
+@patch
+def _n_pre(self: LowRankBank) -> int:
+    "Columns of a kernel's features before the map: the landmarks (Nystroem) or the frequencies (RFF)."
+    return self.landmarks_.shape[0] if self.features == "nystroem" else max(mp.n_components for mp in self.maps_)
+
 
 # %% ../nbs/61_lowrank.ipynb #cf82586c
 def _chunk_rows(chunk_size, q):
@@ -285,40 +426,66 @@ class FeatureMoments:
         return self._indicator().T @ np.diag(self.gram)
 
 # %% ../nbs/61_lowrank.ipynb #a3a1a907
-def _symmetrize_center(G, n, sb, block=512):
-    "In place: copy syrk's upper triangle to the lower one and subtract `n sb sb^T`, one column block at a time."
-    q = G.shape[0]
-    for j in range(0, q, block):
-        J = slice(j, min(j + block, q))
-        G[J, J] = np.triu(G[J, J]) + np.triu(G[J, J], 1).T
-        G[J.stop:, J] = G[J, J.stop:].T
-        G[:, J] -= n * np.outer(sb, sb[J])
+def _claim_rows(seen, rows, n_chunk: int, n_rows=None):
+    """Mark the sample rows of a chunk in the mask `seen` (grown as needed) and refuse repeats. `rows`: integer indices, or a
+    slice read as indexing does (clipped to the sample's `n_rows`, or to the chunk's length when the sample size is unknown)."""
+    if isinstance(rows, slice):
+        start, step = rows.start or 0, rows.step or 1
+        if rows.stop is None or start < 0 or rows.stop < 0 or step < 1:
+            raise ValueError(f"a chunk's rows must be a slice with non-negative bounds, e.g. slice(0, 500); got {rows!r}.")
+        stop = min(rows.stop, n_rows if n_rows is not None else start + n_chunk * step)
+        idx = np.arange(start, stop, step)
+    else:
+        idx = np.asarray(rows)
+        if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)) or (idx.size and idx.min() < 0):
+            raise ValueError("a chunk's rows must be a slice or 1-D non-negative integer indices of the sample.")
+    if idx.size != n_chunk:
+        raise ValueError(f"a chunk has {n_chunk} rows of features but its rows name {idx.size} sample rows.")
+    if idx.size and idx.max() >= seen.size:
+        seen = np.concatenate([seen, np.zeros(max(int(idx.max()) + 1 - seen.size, seen.size), dtype=bool)])
+    again = seen[idx].copy()
+    uniq, first = np.unique(idx, return_index=True)
+    if uniq.size < idx.size:
+        again[np.setdiff1d(np.arange(idx.size), first)] = True
+    if again.any():
+        raise ValueError(f"sample rows {idx[again][:5].tolist()} appear in more than one chunk (or twice in one): "
+                         "overlapping row blocks would count them twice. Give each row of the sample to exactly one chunk.")
+    seen[idx] = True
+    return seen
 
 
-def accumulate_moments(chunks,   # iterable of (Phi_chunk (rows, q), Y_chunk (rows,) or (rows, c)) pairs
-                       blocks,   # p column-index arrays: the columns of each kernel
+
+# %% ../nbs/61_lowrank.ipynb #c4e5f6a7
+def accumulate_moments(chunks,        # iterable of (rows, Phi_chunk (b, q), Y_chunk (b,) or (b, c)); rows: a slice or indices
+                       blocks,        # p column-index arrays: the columns of each kernel
+                       n_rows=None,   # size m of the sample: then every row 0..m-1 must be streamed exactly once
                        ) -> FeatureMoments:
-    r"""Stream `(Phi_chunk, Y_chunk)` pairs into `FeatureMoments` by the centering identity, shifted by the first chunk's means.
+    r"""Stream `(rows, Phi_chunk, Y_chunk)` chunks into `FeatureMoments` by the centering identity, shifted by the first chunk's means.
 
     $$\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c=\mathbf S^\top\mathbf S-m\,\bar{\mathbf s}\bar{\mathbf s}^\top,\qquad
     \boldsymbol\Phi^{c\top}\mathbf Y_c=\mathbf S^\top\mathbf T-m\,\bar{\mathbf s}\bar{\mathbf t}^\top$$
     with $\mathbf S=\boldsymbol\Phi-\mathbf 1\mathbf c^\top$, $\mathbf T=\mathbf Y-\mathbf 1\mathbf t^\top$ ($\mathbf c,\mathbf t$: the first chunk's
-    column means), $\bar{\mathbf s}=\mathbf S^\top\mathbf 1/m$, $\bar{\mathbf t}=\mathbf T^\top\mathbf 1/m$."""
-    n, shift, tshift = 0, None, None
-    for Phi, Y in chunks:
+    column means), $\bar{\mathbf s}=\mathbf S^\top\mathbf 1/m$, $\bar{\mathbf t}=\mathbf T^\top\mathbf 1/m$. The chunks must partition
+    the sample: `rows` names the sample rows of each chunk, and a row named twice is refused (it would count twice)."""
+    n, shift, tshift, seen = 0, None, None, np.zeros(0, dtype=bool)
+    for chunk in chunks:
+        if not isinstance(chunk, (tuple, list)) or len(chunk) != 3:
+            raise ValueError("each chunk must be a (rows, Phi_chunk, Y_chunk) triple, rows a slice or the indices of "
+                             "its sample rows (e.g. LowRankBank.chunks yields (rows, Phi)); got "
+                             f"{type(chunk).__name__} of length {len(chunk) if hasattr(chunk, '__len__') else '?'}.")
+        rows, Phi, Y = chunk
         Phi = np.asarray(Phi, dtype=np.float64)
         Y = np.asarray(Y, dtype=np.float64)
         Y = Y[:, None] if Y.ndim == 1 else Y
         if Phi.ndim != 2 or Y.shape[0] != Phi.shape[0]:
             raise ValueError(f"each chunk needs Phi (rows, q) and Y with as many rows; got {Phi.shape} and {Y.shape}.")
+        seen = _claim_rows(seen, rows, Phi.shape[0], n_rows)
         if not (np.isfinite(Phi).all() and np.isfinite(Y).all()):
             raise ValueError("a chunk of features or targets contains NaN or inf; check the inputs and the kernels.")
         if shift is None:
             shift, tshift = Phi.mean(axis=0), Y.mean(axis=0)
             G = np.zeros((Phi.shape[1], Phi.shape[1]), order="F")   # upper triangle, updated in place by syrk
-            C = np.zeros((Phi.shape[1], Y.shape[1]))
-            s = np.zeros(Phi.shape[1])
-            t = np.zeros(Y.shape[1])
+            C, s, t = np.zeros((Phi.shape[1], Y.shape[1])), np.zeros(Phi.shape[1]), np.zeros(Y.shape[1])
         S, T = Phi - shift, Y - tshift
         G = dsyrk(1.0, S.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)   # G += S^T S: O(rows q^2)
         C += S.T @ T
@@ -327,14 +494,19 @@ def accumulate_moments(chunks,   # iterable of (Phi_chunk (rows, q), Y_chunk (ro
         n += Phi.shape[0]
     if n == 0:
         raise ValueError("no rows were streamed: give at least one chunk with at least one row.")
+    if n_rows is not None and (n != n_rows or seen[n_rows:].any()):
+        missing = np.flatnonzero(~np.r_[seen, np.zeros(max(0, n_rows - seen.size), bool)][:n_rows])[:5].tolist()
+        raise ValueError(f"the chunks cover {n} rows, not the sample's rows 0..{n_rows - 1} exactly once "
+                         f"(missing, e.g.: {missing}; beyond the sample: {int(seen[n_rows:].sum())}).")
     sb, tb = s / n, t / n
     _symmetrize_center(G, n, sb)
     return FeatureMoments(n=n, mean=shift + sb, target_mean=tshift + tb, gram=G, cross=C - n * np.outer(sb, tb),
                           blocks=[np.asarray(b) for b in blocks])
 
+
 # %% ../nbs/61_lowrank.ipynb #5f0b47ef
 def feature_moments(bank: LowRankBank,  # a fitted LowRankBank
-                    X,                  # (m, d) inputs
+                    X,                  # (m, d) inputs (scipy.sparse: densified one chunk at a time)
                     Y,                  # (m,) or (m, c) targets, e.g. target_matrix(y)
                     chunk_size=None,    # rows per chunk; None: about 32 MB of features
                     ) -> FeatureMoments:
@@ -344,13 +516,15 @@ def feature_moments(bank: LowRankBank,  # a fitted LowRankBank
     in $O(mq^2)$ time and $O(q^2+bq)$ memory for chunks of $b$ rows."""
     check_is_fitted(bank, "maps_")
     Y = np.asarray(Y, dtype=np.float64)
-    if Y.shape[0] != np.shape(X)[0]:
-        raise ValueError(f"Y has {Y.shape[0]} rows but X has {np.shape(X)[0]}; give one target per sample.")
-    return accumulate_moments(((Phi, Y[rows]) for rows, Phi in bank.chunks(X, chunk_size)), bank.blocks_)
+    m = X.shape[0] if sp.issparse(X) else np.shape(X)[0]
+    if Y.shape[0] != m:
+        raise ValueError(f"Y has {Y.shape[0]} rows but X has {m}; give one target per sample.")
+    return accumulate_moments(((rows, Phi, Y[rows]) for rows, Phi in bank.chunks(X, chunk_size)), bank.blocks_,
+                              n_rows=m)
 
 # %% ../nbs/61_lowrank.ipynb #8fc15b38
 def lowrank_alignment_stats(bank: LowRankBank,  # a fitted LowRankBank
-                            X,                  # (m, d) inputs
+                            X,                  # (m, d) inputs (scipy.sparse: densified one chunk at a time)
                             y,                  # (m,) labels or real targets, or an (m, c) target matrix
                             chunk_size=None,    # rows per chunk; None: about 32 MB of features
                             ) -> tuple[np.ndarray, np.ndarray]:  # a (p,), M (p, p)
@@ -384,8 +558,10 @@ class LowRankAlignMKL(BaseEstimator):
     $\mathbf w=(\mathbf D\mathbf G\mathbf D+\alpha\mathbf I)^{-1}\mathbf D\,\boldsymbol\Phi^{c\top}\mathbf y_c$ ($\mathbf D$: the column scales).
 
     estimator: None (ridge classifier, solved from the streamed moments: one pass, bounded memory), `Ridge`/
-    `RidgeClassifier` (also solved from the moments), or any scikit-learn linear model (e.g. `LinearSVC`,
-    `LogisticRegression`), fitted on the materialised features of the kernels with non-zero weight.
+    `RidgeClassifier` (also solved from the moments), any scikit-learn linear model (e.g. `LinearSVC`,
+    `LogisticRegression`), fitted on the materialised features of the kernels with non-zero weight, or a kernel machine
+    with `kernel="precomputed"` (`SVC`, `KernelRidge`), fitted on the combined kernel $\mathbf Z\mathbf Z^\top$ itself: $O(m^2)$
+    memory (refused above 2 GiB) and $\mathbf Z$ kept for prediction; regression targets are then centered first.
 
     Reference: cortes2012alignment, Sec. 3; cortes2010twostage; williams2001; rahimi2007."""
 
@@ -395,7 +571,7 @@ class LowRankAlignMKL(BaseEstimator):
                  features: str = "nystroem",    # "nystroem" | "rff"
                  landmarks: str = "kmeans",     # Nystroem landmarks: "kmeans" | "uniform" (see LowRankBank)
                  oversampling=4.0,              # s / r: landmarks drawn, each map truncated to r directions (+ the mean)
-                 method: str = "alignf",        # "alignf" | "align" | "unif"
+                 method: str = "alignf",        # "alignf" | "align" | "unif" (no "linear": negative weights have no square root)
                  estimator=None,                # second stage (see the class docstring)
                  random_state=0,                # seed of the landmarks / frequencies
                  chunk_size=None,               # rows per streamed chunk; None: about 32 MB of features
@@ -409,6 +585,13 @@ class LowRankAlignMKL(BaseEstimator):
         self.estimator = estimator
         self.random_state = random_state
         self.chunk_size = chunk_size
+
+    _parameter_constraints: dict = {
+        **LowRankBank._parameter_constraints,
+        "method": [StrOptions({"unif", "align", "alignf"})],
+        "estimator": [None, HasMethods(["fit", "get_params"])],
+        "chunk_size": [None, Interval(Integral, 1, None, closed="left")],
+    }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -432,7 +615,7 @@ class LowRankAlignMKL(BaseEstimator):
                       ):
         "Class probabilities of the second stage (e.g. `LogisticRegression`)."
         X = self._check_X(X)
-        return self.estimator_.predict_proba(self._features(X))
+        return self.estimator_.predict_proba(self._stage_input(X))
 
 # %% ../nbs/61_lowrank.ipynb #0cf8f3ff
 @patch
@@ -448,6 +631,25 @@ def _from_moments(self: LowRankAlignMKL, est) -> bool:
     prm = est.get_params()
     return (prm["fit_intercept"] and not prm.get("positive", False) and np.ndim(prm["alpha"]) == 0
             and prm.get("class_weight") is None)
+
+
+def _precomputed(est) -> bool:
+    "Whether a second stage reads a kernel matrix (`kernel='precomputed'`) rather than features."
+    return "kernel" in est.get_params(deep=False) and est.get_params(deep=False)["kernel"] == "precomputed"
+
+
+# %% ../nbs/61_lowrank.ipynb #d1e2f3a4
+_DIAGONAL = 1e-6   # off-diagonal part below this fraction of the diagonal (Frobenius norms): numerically diagonal
+
+
+def _warn_diagonal(owner: str, kernels, where: str):
+    "Warn that the kernels with non-zero weight are numerically diagonal: a kernel machine on them predicts a constant."
+    warnings.warn(f"{owner}: the kernel(s) with non-zero weight, {[repr(k) for k in kernels]}, are numerically diagonal "
+                  f"{where} (their off-diagonal part below {_DIAGONAL:g} of the diagonal, in Frobenius norm: a Gaussian far "
+                  "too narrow for the scale of the features?). A kernel machine on them memorises the training rows and predicts the "
+                  "same value away from them. Standardise the features, use a smaller gamma, or use the default bank "
+                  "(kernels=None), which adapts to the data.", RuntimeWarning, stacklevel=3)
+
 
 # %% ../nbs/61_lowrank.ipynb #d6483325
 @patch
@@ -467,16 +669,20 @@ def _fit_targets(self: LowRankAlignMKL, X, y, classify):
 
 
 @patch
-def _learn_mu(self: LowRankAlignMKL, mom, Y):
+def _learn_mu(self: LowRankAlignMKL, mom, Y, exact_trace):
     "`(mu, c)`: the weights of `method` on the trace-normalised centered kernels, `c` their normalising factors."
     a, M = mom.alignment_stats()
     tr = mom.traces()
-    dead = tr <= 1e-12 * max(tr.max(), np.finfo(float).tiny)
+    dead = tr <= _VANISH * np.maximum(exact_trace, 0.0)     # the centered features are round-off next to the kernel
+    why = ("their low-rank features have no centered variance (below 1e-11 of the kernel's trace): a kernel constant on "
+           "the sample, e.g. a Gaussian far too wide for the features, or one so narrow that no landmark sees the rows")
     if dead.all():
-        raise ValueError("every kernel is constant on the training set (zero centered trace); check the kernels.")
+        raise ValueError(f"every kernel vanishes on the training set after centering: {why}. Standardise the features, "
+                         "or use the default bank (kernels=None), which adapts to the data.")
     if dead.any():
-        warnings.warn(f"kernel(s) {np.flatnonzero(dead).tolist()} vanish on the training set after centering; "
-                      "they get weight 0.", RuntimeWarning, stacklevel=3)
+        names = [repr(self.bank_.kernels_[i]) for i in np.flatnonzero(dead)]
+        warnings.warn(f"kernel(s) {names} vanish on the training set after centering ({why}); they get weight 0. "
+                      "Drop them from the bank.", RuntimeWarning, stacklevel=3)
     c = np.where(dead, 0.0, 1.0 / np.where(dead, 1.0, tr))  # trace normalisation of the centered kernels
     a, M = a * c, M * np.outer(c, c)
     self.alignf_ = None
@@ -493,31 +699,49 @@ def _learn_mu(self: LowRankAlignMKL, mom, Y):
 
 
 # %% ../nbs/61_lowrank.ipynb #c2e43a84
+_KERNEL_BUDGET = 2 << 30   # bytes: the m x m combined kernel a precomputed-kernel second stage needs
+
+
 @patch
 def fit(self: LowRankAlignMKL,
         X,   # (m, d) training inputs
         y,   # (m,) class labels, or real targets when the second stage is a regressor
         ):
     r"Stream the moments of the features, learn $\mu$ from $(\mathbf a,\mathbf M)$ by `method`, fit the second stage on $\mathbf Z$."
-    if self.method not in ("unif", "align", "alignf"):
-        raise ValueError(f"method must be 'unif', 'align' or 'alignf'; got {self.method!r} (the linear combination "
-                         "has negative weights, which have no square root: use AlignMKL(method='linear')).")
+    self._validate_params()
     est = clone(self._second_stage())
     classify = is_classifier(est)
     X, y, Y = self._fit_targets(X, y, classify)
+    m = X.shape[0]
+    if _precomputed(est) and 8 * m * m > _KERNEL_BUDGET:
+        raise ValueError(f"estimator={est!r} reads the m x m combined kernel, {8 * m * m / 2**30:.1f} GiB at m = {m}, "
+                         f"over {_KERNEL_BUDGET / 2**30:.0f} GiB. Use a linear model on the features instead, the same "
+                         "kernel machine (representer theorem) in O(mq) memory: LinearSVC for the SVM, Ridge or "
+                         "RidgeClassifier for kernel ridge; or StreamedAlignMKL for the exact kernels.")
     self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.landmarks, self.oversampling,
                              self.random_state).fit(X)
     mom = feature_moments(self.bank_, X, Y, self.chunk_size)
-    mu, c = self._learn_mu(mom, Y)
+    exact_trace = self.bank_._evaluator(self.bank_.kernels_)._raw_diag(X).sum(axis=1)
+    mu, c = self._learn_mu(mom, Y, exact_trace)
     self.mu_ = mu
-    s = X.shape[0] / mu.sum()                                # combined kernel at trace m (mean diagonal one)
+    s = m / mu.sum()                                         # combined kernel at trace m (mean diagonal one)
     self.weights_, self.kernel_scale_ = mu / mu.sum(), float(s * mu.sum())   # K = kernel_scale_ sum_k weights_k K_k
     self.active_ = np.flatnonzero(mu > 0)
+    if self.active_.size and (self.bank_.offdiag_[self.active_] <= _DIAGONAL).all():
+        _warn_diagonal(type(self).__name__, [self.bank_.kernels_[k] for k in self.active_],
+                       "on the landmarks" if self.features == "nystroem" else "on the training rows")
     cols = np.concatenate([self.bank_.blocks_[k] for k in self.active_])
     self.mean_ = mom.mean[cols]
     self.scale_ = np.concatenate([np.full(len(self.bank_.blocks_[k]), np.sqrt(mu[k] * s * c[k]))
                                   for k in self.active_])
-    self.estimator_ = est
+    self._fit_second_stage(est, X, y, Y, mom, cols, classify)
+    return self
+
+
+@patch
+def _fit_second_stage(self: LowRankAlignMKL, est, X, y, Y, mom, cols, classify):
+    "Ridge from the moments (`coef_`, `intercept_`); else `est` fitted on Z, or on Z Z^T for a precomputed kernel."
+    self.estimator_, self.coef_, self.train_features_, self.y_mean_ = est, None, None, 0.0
     if self._from_moments(est):
         if classify:                                         # RidgeClassifier's +-1 coding of the classes
             coded = 2 * mom.cross if Y.shape[1] > 1 else mom.cross
@@ -526,10 +750,13 @@ def fit(self: LowRankAlignMKL,
             coded, tmean = mom.cross, mom.target_mean
         self.coef_ = _ridge_from_moments(mom, cols, self.scale_, coded, float(est.alpha)).T
         self.intercept_ = tmean.copy()
+    elif _precomputed(est):                                  # the kernel machine on K = Z Z^T, as AlignMKL's
+        Z = self._features(X)
+        self.train_features_ = Z
+        self.y_mean_ = 0.0 if classify else float(np.mean(y))   # the centered kernel has no constant: center y
+        est.fit(Z @ Z.T, y if classify else y - self.y_mean_)
     else:
-        self.coef_ = None
         est.fit(self._features(X), y)
-    return self
 
 
 # %% ../nbs/61_lowrank.ipynb #c725fb6f
@@ -544,6 +771,13 @@ def _features(self: LowRankAlignMKL, X) -> np.ndarray:
 
 
 @patch
+def _stage_input(self: LowRankAlignMKL, X) -> np.ndarray:
+    "What the fitted second stage reads: Z, or the combined test kernel Z(X) Z_train^T for a precomputed-kernel one."
+    Z = self._features(X)
+    return Z if self.train_features_ is None else Z @ self.train_features_.T
+
+
+@patch
 def _check_X(self: LowRankAlignMKL, X):
     check_is_fitted(self, "estimator_")
     return validate_data(self, X, dtype=np.float64, reset=False)
@@ -553,7 +787,7 @@ def _check_X(self: LowRankAlignMKL, X):
 def _decision(self: LowRankAlignMKL, X):
     "Decision values on validated inputs."
     if self.coef_ is None:
-        return self.estimator_.decision_function(self._features(X))
+        return self.estimator_.decision_function(self._stage_input(X))
     out = np.empty((X.shape[0], self.coef_.shape[0]))
     for rows, Phi in self.bank_.chunks(X, self.chunk_size, kernels=self.active_):
         out[rows] = ((Phi - self.mean_) * self.scale_) @ self.coef_.T + self.intercept_
@@ -567,7 +801,8 @@ def predict(self: LowRankAlignMKL,
     r"Predictions of the linear model on $\mathbf z(x)$: classes, or $\mathbf z(x)^\top\mathbf w+b$ for regression."
     X = self._check_X(X)
     if self.coef_ is None:
-        return self.estimator_.predict(self._features(X))
+        pred = self.estimator_.predict(self._stage_input(X))
+        return pred if is_classifier(self.estimator_) else pred + self.y_mean_
     f = self._decision(X)
     if not is_classifier(self.estimator_):
         return f

@@ -10,16 +10,20 @@ import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from fastcore.basics import patch
-from sklearn.base import is_classifier
+from sklearn.base import BaseEstimator, is_classifier
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .alignment import AlignMKL, target_matrix
-from .kernels import _VANISH, KernelBank, Precomputed, check_array_2d, check_int
+from .kernels import _VANISH, Kernel, KernelBank, Precomputed, check_int
+from .lowrank import _DIAGONAL, _dense_input, _warn_diagonal
 from .protocol import progress_bar
+
 
 # %% auto #0
 __all__ = ['StreamedBank', 'streamed_alignment_stats', 'StreamedAlignMKL']
@@ -30,15 +34,13 @@ def _default_tile(p: int, target_bytes: int = 8 << 20) -> int:
     return int(max(64, min(2048, np.sqrt(target_bytes / (8 * p)))))
 
 
-def _stripe_partial(bank, X, Yc, shift, tile: int, stripes) -> dict:
+def _stripe_partial(bank, X, Yc, u, c, tile: int, stripes) -> dict:
     r"""The partial sums of the tile rows `stripes` (upper triangle only: tile $(I,J)$, $J\ge I$, counted twice when
     $J>I$): $\mathbf T=\sum\langle\mathbf K'_k,\mathbf K'_l\rangle$, row sums $\mathbf r_k=\mathbf K'_k\mathbf 1$,
-    $a_k=\mathrm{Tr}\,\mathbf Y_c^\top\mathbf K'_k\mathbf Y_c$, the raw diagonal and the extremes on the diagonal tiles,
-    for $\mathbf K'_k=\mathbf K_k-c_k\mathbf 1\mathbf 1^\top$ (`shift` $=c$)."""
-    m, p, c = X.shape[0], len(bank.kernels_), Yc.shape[1]
+    $a_k=\mathrm{Tr}\,\mathbf Y_c^\top\mathbf K'_k\mathbf Y_c$ and the raw diagonal, for $\mathbf K'_k=\mathbf K_k-\mathbf u_k\mathbf 1^\top-\mathbf 1\mathbf u_k^\top-c_k\mathbf 1\mathbf 1^\top$ (`u` (p, m), `c` (p,))."""
+    m, p, nc = X.shape[0], len(bank.kernels_), Yc.shape[1]
     T, a = np.zeros((p, p)), np.zeros(p)
     r, dg = np.zeros((p, m)), np.zeros((p, m))
-    hi, lo = np.full(p, -np.inf), np.full(p, np.inf)
     Y1 = np.hstack([Yc, np.ones((m, 1))])                          # [Y_c, 1]: K'[Y_c, 1] gives K'Y_c and the row sums
     for I in stripes:                                              # overflow: reported by the caller's finiteness check
         i0, i1 = I * tile, min((I + 1) * tile, m)
@@ -46,22 +48,22 @@ def _stripe_partial(bank, X, Yc, shift, tile: int, stripes) -> dict:
             j1, same = min(j0 + tile, m), j0 == i0
             with np.errstate(over="ignore", invalid="ignore"):
                 K = bank._raw(X[i0:i1], X[i0:i1] if same else X[j0:j1], square_chain=True)
-                KY = _tile_sums(K, shift, Y1[j0:j1], T, 1.0 if same else 2.0)
-            if same:
-                hi, lo = np.maximum(hi, K.max(axis=(1, 2)) + shift), np.minimum(lo, K.min(axis=(1, 2)) + shift)
-                dg[:, i0:i1] = np.einsum("kii->ki", K) + shift[:, None]
-            a += (1.0 if same else 2.0) * np.einsum("kic,ic->k", KY[:, :, :c], Yc[i0:i1])
-            r[:, i0:i1] += KY[:, :, c]
+                if same:
+                    dg[:, i0:i1] = np.einsum("kii->ki", K)
+                KY = _tile_sums(K, u[:, i0:i1], u[:, j0:j1], c, Y1[j0:j1], T, 1.0 if same else 2.0)
+            a += (1.0 if same else 2.0) * np.einsum("kic,ic->k", KY[:, :, :nc], Yc[i0:i1])
+            r[:, i0:i1] += KY[:, :, nc]
             if not same:
                 with np.errstate(over="ignore", invalid="ignore"):
-                    r[:, j0:j1] += Y1[i0:i1, c] @ K                # column sums: 1^T K'
-    return dict(T=T, a=a, r=r, dg=dg, hi=hi, lo=lo)
+                    r[:, j0:j1] += Y1[i0:i1, nc] @ K               # column sums: 1^T K'
+    return dict(T=T, a=a, r=r, dg=dg)
 
 
-def _tile_sums(K, shift, Y1, T, w):
-    "In place: K -= shift; T += w K K^T (tile flattened per kernel). Returns K [Y_c, 1] as (p, rows, c + 1)."
+def _tile_sums(K, u_rows, u_cols, c, Y1, T, w):
+    "In place: K -= u_rows 1^T + 1 u_cols^T + c; T += w K K^T (tile flattened per kernel). Returns K [Y_c, 1], (p, rows, c + 1)."
     p, bi, bj = K.shape
-    K -= shift[:, None, None]
+    K -= (u_rows + c[:, None])[:, :, None]
+    K -= u_cols[:, None, :]
     V = K.reshape(p, -1)
     T += w * (V @ V.T)                                             # syrk: the p^2 b^2 multiply-adds
     return (K.reshape(-1, bj) @ Y1).reshape(p, bi, Y1.shape[1])
@@ -73,16 +75,48 @@ def _stripe_groups(n_tiles: int, n_groups: int) -> list:
     n_groups = max(1, min(n_groups, len(pairs)))
     return [sum(pairs[g::n_groups], []) for g in range(n_groups)]
 
+
+# %% ../nbs/62_streaming.ipynb #e8f9a0b1
+def _client_address(client):
+    "The scheduler address of a live dask.distributed Client (None if it has none)."
+    return getattr(getattr(client, "scheduler", None), "address", None)
+
+
+class _SharesDaskClient:
+    """Mixin for estimators with a `client` parameter: a live Dask `Client` (a network connection) is shared by clones,
+    not copied, and pickles as its scheduler address, which `fit` connects to again; an address string is kept as is."""
+
+    def __sklearn_clone__(self):
+        client = getattr(self, "client", None)
+        if client is None or isinstance(client, str):
+            return super().__sklearn_clone__()
+        bare = copy.copy(self)                       # the same parameters without the connection, cloned as usual
+        bare.client = None
+        new = BaseEstimator.__sklearn_clone__(bare)
+        new.client = client
+        return new
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        client = state.get("client")
+        if client is not None and not isinstance(client, str):
+            state = dict(state, client=_client_address(client))
+        return state
+
+
 # %% ../nbs/62_streaming.ipynb #9460cd0a
-class StreamedBank(KernelBank):
+class StreamedBank(_SharesDaskClient, KernelBank):
     r"""A `KernelBank` fitted without its $(p,m,m)$ training stack: statistics summed over $b\times b$ tiles of the inputs.
 
-    One pass over the upper-triangular tiles gives, for $\mathbf K'_k=\mathbf K_k-c_k\mathbf 1\mathbf 1^\top$,
+    One pass over the upper-triangular tiles gives, for $\mathbf K'_k=\mathbf K_k-\mathbf u_k\mathbf 1^\top-\mathbf 1\mathbf u_k^\top-c_k\mathbf 1\mathbf 1^\top$
+    ($\mathbf u_k$: the kernel's row means over 256 training points, $c_k$ minus their mean: a shift that centering ignores),
     $$T_{kl}=\langle\mathbf K'_k,\mathbf K'_l\rangle_F,\quad\mathbf r_k=\mathbf K'_k\mathbf 1,\quad s_k=\mathbf 1^\top\mathbf r_k,\qquad
     M_{kl}=\langle\mathbf K^c_k,\mathbf K^c_l\rangle_F=T_{kl}-\tfrac2m\,\mathbf r_k^\top\mathbf r_l+\tfrac{s_ks_l}{m^2},\quad
     a_k=\mathrm{Tr}\,\mathbf Y_c^\top\mathbf K'_k\mathbf Y_c ,$$
     and the training means, diagonal and normalising constants of `KernelBank`, so that `transform` (test stacks) and
-    `combine` work as for a fitted `KernelBank`. Peak memory $O(p^2+pm+pb^2)$; the tiles can be summed on a Dask cluster.
+    `combine` work as for a fitted `KernelBank`. Peak memory $O(p^2+pm+pb^2)$; the tiles can be summed on a Dask cluster
+    (`client`: a `Client`, shared by clones and pickled as its address, or an address, connected within 5 s).
+    A sparse `X` is densified when its dense copy fits in 1 GiB, refused otherwise.
 
     Reference: cortes2012alignment, Sec. 3.2.1 and Lemma 1 (the statistics a and M)."""
 
@@ -101,18 +135,25 @@ class StreamedBank(KernelBank):
         self.client = client
         self.progress = progress
 
+    _parameter_constraints: dict = {
+        "kernels": [None, Kernel, list, tuple],
+        "normalize": [None, StrOptions({"none", "trace", "frobenius"})],
+        "center": ["boolean"],
+        "tile": [None, Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [None, Options(Integral, {-1}), Interval(Integral, 1, None, closed="left")],
+        "client": [None, str, HasMethods(["scatter", "map", "scheduler_info"])],
+        "progress": ["boolean"],
+    }
+
 # %% ../nbs/62_streaming.ipynb #0d8fed66
 @patch
 def fit(self: StreamedBank,
-        X,       # (m, d) training inputs
+        X,       # (m, d) training inputs (a scipy.sparse X is densified within 1 GiB)
         y=None,  # (m,) labels or targets, or an (m, c) target matrix: also stream the statistic a (`a_`)
         ):
     "Stream the tiles of `X`: training means, diagonal, normalisation, `M_` and (with `y`) `a_`, never the stack."
-    if self.normalize not in (None, "none", "trace", "frobenius"):
-        raise ValueError(f"StreamedBank: normalize must be None, 'trace' or 'frobenius'; got {self.normalize!r} "
-                         "('diagonal' rescales every entry by centered self-similarities, which need a pass of "
-                         "their own: use KernelBank for it, or 'trace').")
-    X = check_array_2d(X, "X")
+    self._validate_params()
+    X = _dense_input(X, "X")
     self._fit_inputs(X)
     if any(isinstance(k, Precomputed) for k in self.kernels_):
         raise ValueError("StreamedBank evaluates kernels from the inputs; a Precomputed matrix is already the "
@@ -121,42 +162,59 @@ def fit(self: StreamedBank,
     Y = np.zeros((m, 1)) if y is None else target_matrix(y)
     if Y.shape[0] != m:
         raise ValueError(f"y has {Y.shape[0]} rows but X has {m}; give one label per training point.")
-    tile = _default_tile(p) if self.tile is None else check_int(self.tile, "tile (rows per tile)")
-    sample = X[:min(m, 256)]
-    with np.errstate(over="ignore", invalid="ignore"):
-        shift = self._raw(sample, sample).mean(axis=(1, 2))      # c_k: any constant near the mean of K_k
-    if not np.isfinite(shift).all():
-        shift = np.zeros(p)                                      # reported below, by the finiteness check
-    parts = self._stream(X, Y - Y.mean(axis=0), shift, tile)
-    self._finish_stream(parts, shift, m, y is not None)
+    tile = _default_tile(p) if self.tile is None else int(self.tile)
+    u, c = self._shift(X)
+    parts = self._stream(X, Y - Y.mean(axis=0), u, c, tile)
+    self._finish_stream(parts, u, c, m, y is not None)
     self.X_fit_ = X.copy()
     return self
 
+
+@patch
+def _shift(self: StreamedBank, X, n_ref: int = 256):
+    r"""`(u, c)`: $u_{k,i}$ the mean of $K_k(x_i,\cdot)$ over the first `n_ref` training points, $c_k$ minus the mean of
+    $\mathbf u_k$ on them, so that $\mathbf K_k-\mathbf u_k\mathbf 1^\top-\mathbf 1\mathbf u_k^\top-c_k\mathbf 1\mathbf 1^\top\approx\mathbf K^c_k$:
+    $O(p\,m\,n_{\rm ref})$ kernel values, in row chunks of about 32 MB. Non-finite values give a zero shift (reported later)."""
+    ref = X[:n_ref]
+    p = len(self.kernels_)
+    u = np.empty((p, X.shape[0]))
+    rows = max(1, (32 << 20) // (8 * p * ref.shape[0]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in range(0, X.shape[0], rows):
+            u[:, a:a + rows] = self._raw(X[a:a + rows], ref).mean(axis=2)
+        c = -u[:, :ref.shape[0]].mean(axis=1)
+    bad = ~(np.isfinite(u).all(axis=1) & np.isfinite(c))
+    u[bad], c[bad] = 0.0, 0.0                                    # overflow: reported by _finish_stream's check
+    return u, c
+
+
 # %% ../nbs/62_streaming.ipynb #ce7d65d3
 @patch
-def _stream(self: StreamedBank, X, Yc, shift, tile):
+def _stream(self: StreamedBank, X, Yc, u, c, tile):
     "Sum `_stripe_partial` over groups of tile rows, on threads here or on Dask workers, always in group order."
     n_tiles = -(-X.shape[0] // tile)
     client, own = _dask_client(self.client)
     try:
-        n_jobs = len(client.scheduler_info()["workers"]) if client is not None else _n_threads(self.n_jobs)
+        n_jobs = _n_workers(client) if client is not None else _n_threads(self.n_jobs)
         groups = _stripe_groups(n_tiles, 4 * n_jobs)
         ev = _evaluator(self)
         bar = progress_bar(total=len(groups), desc="tile rows", enable=bool(self.progress))
         if client is None:                 # threads: exp and BLAS release the GIL; one BLAS thread each
             with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
-                futures = [pool.submit(_stripe_partial, ev, X, Yc, shift, tile, g) for g in groups]
+                futures = [pool.submit(_stripe_partial, ev, X, Yc, u, c, tile, g) for g in groups]
                 out = _sum_in_order(futures, bar)
         else:
-            Xf, Yf, Ef = client.scatter([X, Yc, ev], broadcast=True)
-            out = _sum_in_order(client.map(_stripe_partial, [Ef] * len(groups), [Xf] * len(groups),
-                                           [Yf] * len(groups), [shift] * len(groups), [tile] * len(groups),
-                                           groups, pure=False), bar)
+            # hash=False: keys of their own, so that a previous fit's release of equal data cannot cancel these tasks
+            Xf, Yf, Uf, Ef = client.scatter([X, Yc, u, ev], broadcast=True, hash=False)
+            k = len(groups)
+            out = _sum_in_order(client.map(_stripe_partial, [Ef] * k, [Xf] * k, [Yf] * k, [Uf] * k, [c] * k,
+                                           [tile] * k, groups, pure=False), bar)
         bar.close()
     finally:
         if own:
             client.close()
     return out
+
 
 # %% ../nbs/62_streaming.ipynb #ce7d65d4
 def _sum_in_order(futures, bar) -> dict:
@@ -170,25 +228,43 @@ def _sum_in_order(futures, bar) -> dict:
         else:
             for key in ("T", "a", "r", "dg"):
                 out[key] += part[key]
-            out["hi"], out["lo"] = np.maximum(out["hi"], part["hi"]), np.minimum(out["lo"], part["lo"])
         bar.update(1)
     return out
 
 
+_CONNECT_TIMEOUT = 5   # seconds to reach a scheduler given by its address, before failing with a clear error
+
+
 def _dask_client(client):
-    "`(client, owned)`: None stays None; an address string opens a Client that the caller closes."
+    "`(client, owned)`: None stays None; a live Client is checked open; an address opens a Client that the caller closes."
     if client is None:
         return None, False
     if not isinstance(client, str):
-        if not all(hasattr(client, name) for name in ("scatter", "map", "scheduler_info")):
-            raise TypeError(f"client must be None, a dask.distributed Client or a scheduler address such as "
-                            f"'tcp://127.0.0.1:8786'; got {client!r}.")
+        status = str(getattr(client, "status", "running"))
+        if status != "running":
+            raise ValueError(f"the Dask client given as client= is {status!r} (scheduler {_client_address(client)!r}): "
+                             "pass an open Client, the scheduler's address as a string, or client=None to run in "
+                             "this process.")
         return client, False
     try:
         from distributed import Client
     except ImportError as e:
         raise ImportError("client=<address> needs dask.distributed: pip install 'dask[distributed]'.") from e
-    return Client(client), True
+    try:
+        return Client(client, timeout=_CONNECT_TIMEOUT, set_as_default=False), True
+    except (OSError, TimeoutError) as e:
+        raise ConnectionError(f"could not reach a Dask scheduler at {client!r} within {_CONNECT_TIMEOUT} s "
+                              f"({type(e).__name__}: {e}). Check the address and that the scheduler runs, or pass "
+                              "client=None to run in this process.") from e
+
+
+def _n_workers(client) -> int:
+    "Workers of the cluster; none is an error (the tasks would wait for ever)."
+    n = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+    if n == 0:
+        raise RuntimeError(f"the Dask scheduler at {_client_address(client)!r} has no workers: start some "
+                           "(dask worker <address>), or pass client=None to run in this process.")
+    return n
 
 
 def _evaluator(bank):
@@ -198,37 +274,46 @@ def _evaluator(bank):
     return ev
 
 
-
 def _n_threads(n_jobs) -> int:
     "Threads for the serial path: None or -1 is every core this process may use."
     if n_jobs is None or n_jobs == -1:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return check_int(n_jobs, "n_jobs (threads)")
 
+
 # %% ../nbs/62_streaming.ipynb #d69d44ab
 @patch
-def _finish_stream(self: StreamedBank, parts, shift, m, with_a):
+def _finish_stream(self: StreamedBank, parts, u, c, m, with_a):
     "From the summed tiles: the `KernelBank` statistics, then `M_` (and `a_`) of the normalised kernels."
-    if not (np.isfinite(parts["T"]).all() and np.isfinite(parts["hi"]).all() and np.isfinite(parts["lo"]).all()):
+    dg, r, T = parts["dg"], parts["r"], parts["T"]
+    if not (np.isfinite(T).all() and np.isfinite(dg).all()):
         raise ValueError("the kernels produced NaN or inf on the training set (overflow?): reduce the degree or "
                          "scale the features (e.g. StandardScaler).")
-    r, T = parts["r"], parts["T"]
-    s = r.sum(axis=1)
+    s, su = r.sum(axis=1), u.sum(axis=1)
     M = T - (2.0 / m) * (r @ r.T) + np.outer(s, s) / m ** 2     # centered products: the statistics always center
-    self.col_mean_ = r / m + shift[:, None]                     # (p, m) training means, as KernelBank's
-    self.total_mean_ = s / m ** 2 + shift
-    raw = np.maximum(parts["hi"], -parts["lo"])
-    if (parts["hi"] - parts["lo"] <= _VANISH * raw).all():
-        raise ValueError("every kernel of the bank is constant on the training set (are all training rows "
-                         "identical?); there is nothing to learn from these inputs.")
+    self.col_mean_ = r / m + u + (su / m + c)[:, None]          # (p, m) training means, as KernelBank's (K 1 / m)
+    self.total_mean_ = s / m ** 2 + 2 * su / m + c
+    # uncentered ||K_k||_F^2 = ||K' + u 1^T + 1 u^T + c 1 1^T||_F^2, expanded
+    fro2 = (np.diag(T) + 4 * np.einsum("ki,ki->k", u, r) + 2 * c * s + 2 * m * np.einsum("ki,ki->k", u, u)
+            + 2 * su ** 2 + 4 * c * m * su + (m * c) ** 2)
+    fro = np.sqrt(np.maximum(fro2, 0.0))
+    # the centered kernel at round-off level next to the kernel (K' ~ K^c: no cancellation): a constant kernel
+    if (np.sqrt(np.maximum(np.diag(M), 0.0)) <= _VANISH * fro).all():
+        raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
+                         "or the features far too small for the kernels' widths?); there is nothing to learn from "
+                         "these inputs. Check the data, or use the default bank, which standardises.")
+    # off-diagonal over diagonal part, in Frobenius norm: ~0 for a kernel far too narrow for the data (K ~ diagonal)
+    d2 = np.einsum("ki,ki->k", dg, dg)
+    self.offdiag_ = np.sqrt(np.maximum(fro2 - d2, 0.0) / np.maximum(d2, np.finfo(float).tiny)) if m > 1 \
+        else np.full(len(s), np.nan)
     self.degenerate_ = np.zeros(len(s), dtype=bool)
-    diag, fro2 = parts["dg"], np.diag(T) + 2 * shift * s + m ** 2 * shift ** 2   # uncentered ||K_k||_F^2
+    diag = dg
     if self.center:
         diag, fro2 = diag - 2 * self.col_mean_ + self.total_mean_[:, None], np.diag(M)
-        # RMS centered entry at round-off level relative to the raw kernel: a constant kernel, not a kernel
-        self.degenerate_ = np.sqrt(np.maximum(fro2, 0.0)) <= _VANISH * raw * m
+        # the centered kernel at round-off level relative to the raw kernel: a constant kernel, not a kernel
+        self.degenerate_ = np.sqrt(np.maximum(fro2, 0.0)) <= _VANISH * fro
     self.diag_fit_ = diag
-    tiny = np.finfo(float).eps * np.maximum(raw, np.finfo(float).tiny) * m
+    tiny = np.finfo(float).eps * np.maximum(fro, np.finfo(float).tiny)
     self.scale_ = np.ones(len(s))
     if self.normalize == "trace":
         tr = diag.sum(axis=1)
@@ -262,7 +347,7 @@ def combine(self: StreamedBank,
     if w.shape != (len(self.kernels_),) or not np.isfinite(w).all():
         raise ValueError(f"weights must be {len(self.kernels_)} finite numbers, one per kernel; got shape {w.shape}.")
     idx = np.flatnonzero(w)
-    X = check_array_2d(X, "X")
+    X = _dense_input(X, "X")
     m = self.X_fit_.shape[0]
     out = np.zeros((X.shape[0], m))
     if idx.size == 0:
@@ -301,7 +386,10 @@ def streamed_alignment_stats(kernels,          # list of kernels that are functi
     return bank.a_, bank.M_
 
 # %% ../nbs/62_streaming.ipynb #bfc7fc55
-class StreamedAlignMKL(AlignMKL):
+_COMBINED_BUDGET = 4 << 30   # bytes: the m x m combined kernel of the second stage
+
+
+class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     r"""`AlignMKL` whose weights come from statistics streamed over tiles of the inputs (`StreamedBank`): no stack.
 
     $$\mu=\mathrm{method}(\mathbf a,\mathbf M),\qquad\mathbf K=\frac{m}{\mathrm{Tr}\,\mathbf K_\mu}\sum_k\mu_k\hat{\mathbf K}_k$$
@@ -309,6 +397,8 @@ class StreamedAlignMKL(AlignMKL):
     Same parameters and fitted attributes as `AlignMKL` (`weights_`, `kernel_scale_`, `alignment_`, `alignf_`,
     `bank_`, `estimator_`); the second stage sees the one $m\times m$ combined kernel, built from the kernels with
     $\mu_k>0$ only, and test kernels are formed in row chunks. Memory: $O(m^2)$ for that matrix, not $O(pm^2)$.
+    `client` as `StreamedBank`'s (a live `Client` is shared by clones and pickled as its address). Above 4 GiB for the
+    combined kernel ($m>23\,170$) the fit is refused before the pass, naming `LowRankAlignMKL`.
 
     Reference: cortes2012alignment, Secs. 3.1-3.2."""
 
@@ -326,8 +416,18 @@ class StreamedAlignMKL(AlignMKL):
         self.n_jobs = n_jobs
         self.client = client
 
+    _parameter_constraints: dict = {**AlignMKL._parameter_constraints,
+                                    "normalize": StreamedBank._parameter_constraints["normalize"],
+                                    **{k: StreamedBank._parameter_constraints[k] for k in ("tile", "n_jobs", "client")}}
+
     def _weights_and_kernel(self, X, y):
         "Stream the statistics, learn the weights, and form the combined training kernel of the kernels in use."
+        m = X.shape[0]
+        if 8 * m * m > _COMBINED_BUDGET:                  # refuse before the pass, not with a MemoryError after it
+            raise ValueError(f"{type(self).__name__}'s second stage reads the m x m combined kernel, "
+                             f"{8 * m * m / 2**30:.1f} GiB at m = {m}, over {_COMBINED_BUDGET / 2**30:.0f} GiB. Use "
+                             "LowRankAlignMKL (a linear second stage in O(mq) memory), or StreamedBank(...).fit(X, y) "
+                             "and the weights of its statistics a_, M_ alone.")
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
         self.bank_ = StreamedBank(self.kernels, self.normalize, self.center, self.tile, self.n_jobs, self.client,
                                   progress=False).fit(X, Y)
@@ -337,6 +437,9 @@ class StreamedAlignMKL(AlignMKL):
         if self.psd != "allow":
             self._refuse_non_psd()
         mu = np.asarray(self._weights_from_stats(self.bank_.a_, self.bank_.M_, Y), dtype=np.float64)
+        active = np.flatnonzero(mu != 0)
+        if active.size and (self.bank_.offdiag_[active] <= _DIAGONAL).all():
+            _warn_diagonal(type(self).__name__, [self.bank_.kernels_[k] for k in active], "on the training set")
         return mu, self.bank_.combine(X, mu)
 
     def _combined_test_kernel(self, X):

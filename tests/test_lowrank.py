@@ -52,7 +52,8 @@ def test_streamed_statistics_equal_in_memory_ones(chunk, seed, offset):
     fs = bank.transform(X)
     a0, M0 = alignment_stats(fs, y)
     Phi = fs.Phi + offset
-    mom = accumulate_moments(((Phi[i:i + chunk], y[i:i + chunk]) for i in range(0, 120, chunk)), bank.blocks_)
+    mom = accumulate_moments(((slice(i, i + chunk), Phi[i:i + chunk], y[i:i + chunk]) for i in range(0, 120, chunk)),
+                             bank.blocks_, n_rows=120)
     a1, M1 = mom.alignment_stats()
     np.testing.assert_allclose(a1, a0, rtol=0, atol=1e-9 * a0.max())
     np.testing.assert_allclose(M1, M0, rtol=0, atol=1e-9 * M0.max())
@@ -82,24 +83,35 @@ def test_pipeline_grid_search_clone_pickle():
     assert clone(pipe).get_params()["lowrankalignmkl__n_components"] == 20
 
 
+@pytest.mark.parametrize("params, match", [
+    (dict(features="pca"), "The 'features' parameter of LowRankAlignMKL must be a str among"),
+    (dict(landmarks="random"), "The 'landmarks' parameter of LowRankAlignMKL must be a str among"),
+    (dict(n_components=2.5), "The 'n_components' parameter of LowRankAlignMKL must be an int in the range"),
+    (dict(n_components=0), "The 'n_components' parameter of LowRankAlignMKL must be an int in the range"),
+    (dict(chunk_size=-1), "The 'chunk_size' parameter of LowRankAlignMKL must be None or an int in the range"),
+    (dict(method="linear"), "The 'method' parameter of LowRankAlignMKL must be a str among"),
+    (dict(oversampling=0.5), r"The 'oversampling' parameter of LowRankAlignMKL must be a float in the range \[1.0, inf\)"),
+    (dict(oversampling="4"), "The 'oversampling' parameter of LowRankAlignMKL"),
+    (dict(estimator="ridge"), "The 'estimator' parameter of LowRankAlignMKL must be None or an object implementing"),
+    (dict(random_state="0"), "The 'random_state' parameter of LowRankAlignMKL"),
+    (dict(kernels="gaussian"), "The 'kernels' parameter of LowRankAlignMKL"),
+])
+def test_hyper_parameters_are_validated_by_declaration(params, match):
+    X, y = _problem(60)
+    with pytest.raises(ValueError, match=match):
+        LowRankAlignMKL(**params).fit(X, y > 0)
+    bank_params = {k: v for k, v in params.items() if k in LowRankBank().get_params()}
+    if bank_params:                                     # the bank validates its own (users call it directly)
+        with pytest.raises(ValueError, match=match.replace("LowRankAlignMKL", "LowRankBank")):
+            LowRankBank(**bank_params).fit(X)
+
+
 def test_bad_input_is_refused_with_the_fix():
     X, y = _problem(60)
-    with pytest.raises(ValueError, match="'nystroem' or 'rff'"):
-        LowRankAlignMKL(features="pca").fit(X, y > 0)
     with pytest.raises(ValueError, match="use features='nystroem'"):
         LowRankAlignMKL([Polynomial(2)], features="rff").fit(X, y > 0)
     with pytest.raises(ValueError, match="not positive semi-definite"):
         LowRankAlignMKL([Sigmoid(1.0, 0.0)]).fit(X, y > 0)
-    with pytest.raises(ValueError, match="positive integer"):
-        LowRankAlignMKL(n_components=2.5).fit(X, y > 0)
-    with pytest.raises(ValueError, match="chunk_size.*positive integer"):
-        LowRankAlignMKL(chunk_size=-1).fit(X, y > 0)
-    with pytest.raises(ValueError, match="'unif', 'align' or 'alignf'"):
-        LowRankAlignMKL(method="linear").fit(X, y > 0)
-    with pytest.raises(ValueError, match="landmarks must be 'kmeans' or 'uniform'"):
-        LowRankAlignMKL(landmarks="random").fit(X, y > 0)
-    with pytest.raises(ValueError, match="oversampling must be >= 1"):
-        LowRankAlignMKL(oversampling=0.5).fit(X, y > 0)
     with pytest.raises(ValueError, match="empty kernel list"):
         LowRankAlignMKL(kernels=[]).fit(X, y > 0)
     with pytest.raises(ValueError, match="single class"):
@@ -113,8 +125,101 @@ def test_bad_input_is_refused_with_the_fix():
     bank = LowRankBank(n_components=10, random_state=0).fit(X)
     with pytest.raises(ValueError, match="one target per sample"):
         feature_moments(bank, X, y[:5])
+    with pytest.raises(ValueError, match="chunk_size.*positive integer"):
+        lowrank_alignment_stats(bank, X, y, chunk_size=0)
     with pytest.raises(ValueError, match="no rows were streamed"):
         accumulate_moments([], bank.blocks_)
+
+
+def test_overlapping_or_missing_row_blocks_are_refused():
+    "accumulate_moments: the chunks partition the sample; a row streamed twice would count twice."
+    X, y = _problem(60)
+    bank = LowRankBank(n_components=10, random_state=0).fit(X)
+    Phi = bank.features_of(X)
+    with pytest.raises(ValueError, match=r"sample rows \[20, 21, 22, 23, 24\] appear in more than one chunk"):
+        accumulate_moments([(slice(0, 40), Phi[:40], y[:40]), (slice(20, 60), Phi[20:], y[20:])], bank.blocks_)
+    with pytest.raises(ValueError, match=r"sample rows \[3\] appear in more than one chunk \(or twice in one\)"):
+        accumulate_moments([(np.array([3, 3, 4]), Phi[[3, 3, 4]], y[[3, 3, 4]])], bank.blocks_)
+    with pytest.raises(ValueError, match="a \\(rows, Phi_chunk, Y_chunk\\) triple"):
+        accumulate_moments([(Phi, y)], bank.blocks_)
+    with pytest.raises(ValueError, match="has 40 rows of features but its rows name 60"):
+        accumulate_moments([(slice(0, 60), Phi[:40], y[:40])], bank.blocks_, n_rows=60)
+    with pytest.raises(ValueError, match=r"missing, e.g.: \[40, 41, 42, 43, 44\]"):
+        accumulate_moments([(slice(0, 40), Phi[:40], y[:40])], bank.blocks_, n_rows=60)
+    ok = accumulate_moments([(np.arange(30, 60), Phi[30:], y[30:]), (slice(0, 30), Phi[:30], y[:30])], bank.blocks_,
+                            n_rows=60)                 # any order, any index form
+    ref = feature_moments(bank, X, y)
+    np.testing.assert_allclose(ok.gram, ref.gram, rtol=0, atol=1e-10 * np.abs(ref.gram).max())
+
+
+def test_sparse_input_is_densified_within_a_budget():
+    "CSR input: LowRankBank.fit densifies (within 1 GiB), the streamed statistics densify one chunk at a time."
+    import scipy.sparse as sp
+    from mklbook import lowrank
+    X, y = _problem(80)
+    X[np.abs(X) < 0.7] = 0.0
+    Xs = sp.csr_matrix(X)
+    dense = LowRankBank(n_components=10, random_state=0).fit(X)
+    sparse = LowRankBank(n_components=10, random_state=0).fit(Xs)
+    np.testing.assert_array_equal(sparse.landmarks_, dense.landmarks_)
+    a0, M0 = lowrank_alignment_stats(dense, X, y)
+    a1, M1 = lowrank_alignment_stats(dense, Xs, y, chunk_size=7)
+    np.testing.assert_allclose(a1, a0, rtol=1e-10)
+    np.testing.assert_allclose(M1, M0, rtol=1e-10)
+    np.testing.assert_allclose(dense.transform(Xs).Phi, dense.features_of(X), rtol=0, atol=1e-12)
+    big = sp.csr_matrix((200_000, 1000))                     # 1.5 GiB dense
+    with pytest.raises(ValueError, match="sparse 200000 x 1000 matrix; its dense copy would take 1.5 GiB.*TruncatedSVD"):
+        LowRankBank(n_components=10).fit(big)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        lowrank_alignment_stats(dense, sp.csr_matrix(np.where(X == 0, 0, np.nan)), y)
+    assert lowrank._DENSE_BUDGET == 1 << 30
+
+
+def test_precomputed_kernel_second_stage_is_refused_above_its_budget():
+    "The kernel machine on Z Z^T (checked against the linear machine on Z in the chapter) needs m^2 memory."
+    from sklearn.svm import SVC
+    from mklbook import lowrank
+    X, y = _problem(120)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lowrank, "_KERNEL_BUDGET", 8 * 100 * 100)
+        with pytest.raises(ValueError, match="reads the m x m combined kernel.*LinearSVC for the SVM"):
+            LowRankAlignMKL(SMALL, 20, estimator=SVC(kernel="precomputed")).fit(X, y > 0)
+    mdl = LowRankAlignMKL(SMALL, 20, estimator=SVC(kernel="precomputed"), random_state=0).fit(X, y > 0)
+    assert mdl.decision_function(X[:5]).shape == (5,) and mdl.score(X, y > 0) > 0.8
+
+
+def test_rff_truncation_from_the_small_gram_equals_the_primal_one():
+    "RFF with fewer rows than frequencies: the top directions from the n x n Gram span the primal eigenvectors'."
+    X, _ = _problem(30)
+    bank = LowRankBank([Gaussian(0.3)], 10, features="rff", random_state=0).fit(X)   # s = 40 > n = 30: the dual
+    Psi = bank.maps_[0].transform(X)
+    Pc = Psi - Psi.mean(axis=0)
+    lam, V = np.linalg.eigh(Pc.T @ Pc)
+    V = V[:, ::-1][:, :10]
+    mean = Psi.mean(axis=0)
+    u = mean - V @ (V.T @ mean)
+    P = np.column_stack([V, u / np.linalg.norm(u)])
+    Phi = bank.transform(X).Phi
+    np.testing.assert_allclose(Phi @ Phi.T, Psi @ P @ P.T @ Psi.T, rtol=0, atol=1e-10)
+    assert Phi.shape[1] == 11
+
+
+def test_constant_and_diagonal_kernels_are_reported():
+    "A constant kernel (tiny features) vanishes as in AlignMKL; a kernel too narrow for the features (K ~ I) warns."
+    X, y = _problem(120)
+    yc = y > 0
+    with pytest.raises(ValueError, match="every kernel vanishes on the training set after centering"):
+        LowRankAlignMKL([Gaussian(1.0)], 20, random_state=0).fit(X * 1e-7, yc)
+    with pytest.warns(RuntimeWarning, match=r"kernel\(s\) \['Gaussian\(gamma=1.0\)'\] vanish on the training set"):
+        mdl = LowRankAlignMKL([Gaussian(1.0), Gaussian(1.0, standardize=True)], 20, random_state=0).fit(X * 1e-7, yc)
+    assert mdl.mu_[0] == 0 and mdl.score(X * 1e-7, yc) > 0.8
+    with pytest.warns(RuntimeWarning, match="numerically diagonal on the landmarks.*predicts the same value"):
+        LowRankAlignMKL([Gaussian(1.0)], 200, random_state=0).fit(X * 100, yc)          # s >= m: W is the kernel
+    with pytest.warns(RuntimeWarning, match="numerically diagonal on the training rows"):
+        LowRankAlignMKL([Gaussian(1.0)], 20, features="rff", random_state=0).fit(X * 100, yc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # the default bank on the same data: no warning
+        LowRankAlignMKL(n_components=20, random_state=0).fit(X * 100, yc)
 
 
 def test_inputs_are_not_modified():

@@ -9,7 +9,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mklbook.alignment import alignment_stats
-from mklbook.kernels import Gaussian, KernelBank, Polynomial, Precomputed, gaussian_bank
+from mklbook.kernels import Gaussian, KernelBank, Linear, Polynomial, Precomputed, gaussian_bank
 from mklbook.streaming import StreamedAlignMKL, StreamedBank, streamed_alignment_stats
 
 SMALL = [Gaussian(0.1), Gaussian(1.0)]
@@ -28,33 +28,63 @@ def _problem(m=150, d=4, seed=0):
     return X, np.sin(X[:, 0]) + 0.1 * rng.standard_normal(m)
 
 
-@pytest.mark.parametrize("tile", [1, 7, 64, 1000])
+@pytest.mark.parametrize("tile", [1, 2, 7, 64, None, 1000])
 def test_any_tile_size_gives_the_stacked_statistics(tile):
+    "Every tile size, 1 included (a diagonal tile of one entry has no spread: the extremes come from every tile)."
     X, y = _problem()
     bank = gaussian_bank([0.01, 0.02, 0.3]) + [Polynomial(3, 1.0)]
-    a, M = alignment_stats(KernelBank(bank, normalize="trace", center=True).fit_transform(X), y)
-    a2, M2 = streamed_alignment_stats(bank, X, y, normalize="trace", center=True, tile=tile, n_jobs=2, progress=False)
-    np.testing.assert_allclose(a2, a, rtol=1e-10, atol=1e-14 * np.abs(a).max())
-    np.testing.assert_allclose(M2, M, rtol=1e-10, atol=1e-14 * np.abs(M).max())
+    kb = KernelBank(bank, normalize="trace", center=True).fit(X)
+    a, M = alignment_stats(kb.transform(X), y)
+    sb = StreamedBank(bank, normalize="trace", center=True, tile=tile, n_jobs=2, progress=False).fit(X, y)
+    np.testing.assert_allclose(sb.a_, a, rtol=1e-10, atol=1e-14 * np.abs(a).max())
+    np.testing.assert_allclose(sb.M_, M, rtol=1e-10, atol=1e-14 * np.abs(M).max())
+    np.testing.assert_allclose(sb.col_mean_, kb.col_mean_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(sb.diag_fit_, kb.diag_fit_, rtol=1e-10, atol=1e-14)
+    Kraw = np.stack([k(X) for k in bank])
+    d2 = (np.einsum("kii->ki", Kraw) ** 2).sum(axis=1)
+    np.testing.assert_allclose(sb.offdiag_, np.sqrt(((Kraw ** 2).sum(axis=(1, 2)) - d2) / d2), rtol=1e-10)
+    sa = StreamedAlignMKL(bank, tile=tile, n_jobs=1).fit(X, y > 0)
+    assert sa.score(X, y > 0) > 0.8
 
 
-def test_inputs_untouched_and_test_kernels_as_kernelbank():
-    X, y = _problem()
-    X0, y0 = X.copy(), y.copy()
-    sb = StreamedBank(SMALL, normalize="frobenius", center=True, progress=False).fit(X, y)
-    kb = KernelBank(SMALL, normalize="frobenius", center=True).fit(X)
-    np.testing.assert_array_equal(X, X0)
-    np.testing.assert_array_equal(y, y0)
-    np.testing.assert_allclose(sb.transform(X[:9]), kb.transform(X[:9]), atol=1e-12)
-    np.testing.assert_allclose(sb.combine(X[:9], [0.3, 0.7]), np.tensordot([0.3, 0.7], kb.transform(X[:9]), 1), atol=1e-12)
+@pytest.mark.parametrize("offset", [1e2, 1e3, 3e3])
+@pytest.mark.parametrize("normalize, center", [(None, True), (None, False), ("frobenius", False), ("trace", True)])
+def test_linear_kernel_with_a_large_offset_keeps_its_digits(offset, normalize, center):
+    "A row-and-column shift centres the features' kernel, not only a constant: M as accurate as in memory, or better."
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((600, 5))
+    y = Z[:, 0] + 0.1 * rng.standard_normal(600)
+    Zc = Z - Z.mean(axis=0)
+    Kc = Zc @ Zc.T                                              # the centered linear kernel, exactly (no offset)
+    X = Z + offset
+    sb = StreamedBank([Linear()], normalize=normalize, center=center, tile=64, progress=False).fit(X, y)
+    kb = KernelBank([Linear()], normalize=normalize, center=center).fit(X)
+    M_ref = (Kc * Kc).sum()                                     # M before the normalisation
+    err = abs(sb.M_[0, 0] * sb.scale_[0] ** 2 - M_ref) / M_ref
+    M_kb = alignment_stats(kb.transform(X), y)[1][0, 0] * kb.scale_[0] ** 2
+    err_kb = abs(M_kb - M_ref) / M_ref
+    assert err <= max(2 * err_kb, 1e-13), (err, err_kb)     # the constant shift alone: 1.7e-10 at offset 1e3
+    # what remains is the raw kernel's own rounding, eps * offset^2 per entry, in both paths
+    np.testing.assert_allclose(sb.col_mean_, kb.col_mean_, rtol=1e-12)
+    np.testing.assert_allclose(sb.scale_, kb.scale_, rtol=1e-12 * (offset / 100) ** 2)
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: StreamedBank(SMALL, normalize="diagonal"), "'diagonal' rescales every entry"),
+    (lambda: StreamedBank(SMALL, normalize="diagonal"), "The 'normalize' parameter of StreamedBank must be None or a str among"),
     (lambda: StreamedBank([Precomputed(np.eye(5))]), "Precomputed matrix is already the stack"),
-    (lambda: StreamedBank(SMALL, tile=0), "tile"),
-    (lambda: StreamedBank(SMALL, n_jobs=0), "n_jobs"),
+    (lambda: StreamedBank(SMALL, tile=0), "The 'tile' parameter of StreamedBank must be None or an int in the range"),
+    (lambda: StreamedBank(SMALL, tile=2.5), "The 'tile' parameter of StreamedBank"),
+    (lambda: StreamedBank(SMALL, n_jobs=0), "The 'n_jobs' parameter of StreamedBank"),
+    (lambda: StreamedBank(SMALL, center="False"), "The 'center' parameter of StreamedBank must be an instance of 'bool'"),
+    (lambda: StreamedBank(SMALL, progress="yes"), "The 'progress' parameter of StreamedBank"),
+    (lambda: StreamedBank(SMALL, client=3), "The 'client' parameter of StreamedBank must be None, an instance of 'str' "
+                                            "or an object implementing 'scatter', 'map' and 'scheduler_info'"),
     (lambda: StreamedAlignMKL(SMALL, method="best"), "'method' parameter of StreamedAlignMKL"),
+    (lambda: StreamedAlignMKL(SMALL, normalize="diagonal"), "The 'normalize' parameter of StreamedAlignMKL"),
+    (lambda: StreamedAlignMKL(SMALL, tile=-1), "The 'tile' parameter of StreamedAlignMKL"),
+    (lambda: StreamedAlignMKL(SMALL, n_jobs=1.5), "The 'n_jobs' parameter of StreamedAlignMKL"),
+    (lambda: StreamedAlignMKL(SMALL, client=[]), "The 'client' parameter of StreamedAlignMKL"),
+    (lambda: StreamedAlignMKL(SMALL, center="False"), "The 'center' parameter of StreamedAlignMKL"),
 ])
 def test_bad_input_is_named(make, match):
     X, y = _problem(30)
@@ -80,8 +110,41 @@ def test_bad_shapes_and_values():
         sb.combine(X, [1.0])
     with pytest.raises(TypeError, match="never forms the"):
         sb.fit_transform(X)
-    with pytest.raises(TypeError, match="client must be None, a dask.distributed Client or a scheduler address"):
-        StreamedBank(SMALL, client=3, progress=False).fit(X, y)
+    import scipy.sparse as sp
+    big = sp.csr_matrix((200_000, 1000))
+    with pytest.raises(ValueError, match="sparse 200000 x 1000 matrix; its dense copy would take 1.5 GiB"):
+        streamed_alignment_stats(SMALL, big, np.arange(200_000) % 2, progress=False)
+
+
+def test_a_combined_kernel_over_the_budget_is_refused_before_the_pass(monkeypatch):
+    from mklbook import streaming
+    X, y = _problem(60)
+    monkeypatch.setattr(streaming, "_COMBINED_BUDGET", 8 * 50 * 50)
+    with pytest.raises(ValueError, match="reads the m x m combined kernel.*Use LowRankAlignMKL"):
+        StreamedAlignMKL(SMALL).fit(X, y > 0)
+    assert streaming.StreamedAlignMKL(SMALL).fit(X[:50], y[:50] > 0).score(X, y > 0) > 0.5
+
+
+def test_sparse_input_is_densified():
+    import scipy.sparse as sp
+    X, y = _problem(60)
+    X[np.abs(X) < 0.8] = 0.0
+    a, M = streamed_alignment_stats(SMALL, X, y, progress=False)
+    a2, M2 = streamed_alignment_stats(SMALL, sp.csr_matrix(X), y, progress=False)
+    np.testing.assert_array_equal(a2, a)
+    np.testing.assert_array_equal(M2, M)
+    sb = StreamedBank(SMALL, progress=False).fit(X, y)
+    np.testing.assert_array_equal(sb.combine(sp.csr_matrix(X[:5]), [0.5, 0.5]), sb.combine(X[:5], [0.5, 0.5]))
+
+
+def test_a_kernel_too_narrow_for_the_features_warns():
+    "Gaussian(1.0) on raw features of scale 100: the kernel is the identity on the sample, predictions a constant."
+    X, y = _problem(80)
+    with pytest.warns(RuntimeWarning, match="numerically diagonal on the training set.*predicts the same value"):
+        StreamedAlignMKL([Gaussian(1.0)]).fit(X * 100, y > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        StreamedAlignMKL().fit(X * 100, y > 0)                         # the default bank adapts: no warning
 
 
 def test_constant_and_vanishing_kernels():
