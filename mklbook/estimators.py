@@ -203,6 +203,19 @@ def _checked_second_stage(self: CombinedKernelModel):
                          "features. Pass it with kernel='precomputed', e.g. SVC(kernel='precomputed', C=10).")
     return clone(est)
 
+# %% ../nbs/04_estimators.ipynb #ed41b2d8
+def _warn_if_memorising(K, owner: str):
+    r"""Warn when the training kernel is numerically a multiple of the (centered) identity: each point similar only to
+    itself, so the machine memorises the sample and predicts one value elsewhere. The test is one pass:
+    $1-\mathrm{Tr}(\mathbf K)^2/((m-1)\lVert\mathbf K\rVert_F^2)\le10^{-6}$ (0 for $c\mathbf H$, and below for $c\mathbf I$)."""
+    m = K.shape[0]
+    fro2 = float(np.einsum("ij,ij->", K, K))
+    if m > 2 and fro2 > 0 and 1.0 - np.trace(K) ** 2 / ((m - 1) * fro2) <= 1e-6:
+        warnings.warn(f"{owner}: the learned kernel is numerically a multiple of the identity on the training set: every "
+                      "point is similar only to itself, so the model memorises the sample and predicts one value on new "
+                      "points. The kernels are too narrow for these features: standardise them, or use wider kernels "
+                      "(the default bank adapts to the data).", RuntimeWarning, stacklevel=3)
+
 # %% ../nbs/04_estimators.ipynb #3f9f4ae8
 @patch
 def fit(self: CombinedKernelModel,
@@ -226,6 +239,7 @@ def fit(self: CombinedKernelModel,
                          "(are the kernels PSD?).")
     if (mu < 0).any():
         self._check_combination(K)
+    _warn_if_memorising(K, type(self).__name__)
     scale = K.shape[0] / tr if self._rescale else 1.0
     K *= scale
     self._set_weights(mu, scale)

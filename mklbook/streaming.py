@@ -411,11 +411,14 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
                  tile=None,           # tile side (rows); None: about 8 MB of kernel values per tile
                  n_jobs=None,         # threads for the tiles; None: every core
                  client=None):        # None, a dask.distributed Client, or a scheduler address
-        super().__init__(kernels, method, estimator, normalize, center, psd)
+        self.kernels, self.method, self.estimator = kernels, method, estimator
+        self.normalize, self.center, self.psd = normalize, center, psd
         self.tile = tile
         self.n_jobs = n_jobs
         self.client = client
 
+    _forms_stack = False                                  # AlignMKL's memory budget is about the stack: not here
+    memory_budget = None
     _parameter_constraints: dict = {**AlignMKL._parameter_constraints,
                                     "normalize": StreamedBank._parameter_constraints["normalize"],
                                     **{k: StreamedBank._parameter_constraints[k] for k in ("tile", "n_jobs", "client")}}

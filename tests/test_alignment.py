@@ -92,3 +92,15 @@ def test_memory_budget_switches_to_a_low_rank_bank_with_the_same_interface():
         AlignMKL(method="linear", memory_budget=1e5).fit(X, y)
     with pytest.raises(ValueError, match="memory_budget"):
         AlignMKL(memory_budget=-1).fit(X, y)
+
+
+def test_a_kernel_that_memorises_the_sample_is_reported():
+    from sklearn.datasets import load_breast_cancer
+    from mklbook.alignment import AlignMKL
+    from mklbook.kernels import Gaussian
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.warns(RuntimeWarning, match="multiple of the identity"):
+        AlignMKL([Gaussian(1.0)]).fit(X[:200], y[:200])        # raw features in the thousands: K = I numerically
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        AlignMKL().fit(X[:200], y[:200])                         # the default bank standardises: no warning
