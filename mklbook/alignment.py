@@ -17,11 +17,11 @@ from sklearn.base import is_classifier
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import r2_score
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from .estimators import CombinedKernelModel, KernelStackEstimator
+from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterval
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
                       check_positive, check_psd, check_stack, check_weights, combine)
 from .solvers import _check_targets, label_assumed
@@ -509,7 +509,7 @@ class AlignMKL(CombinedKernelModel):
 
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
                                     "method": [StrOptions({"unif", "align", "alignf", "linear"})],
-                                    "memory_budget": [Interval(Real, 0, None, closed="neither"), None]}
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def _learn_weights(self, Ks, y):
         Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
@@ -628,7 +628,7 @@ class AlignmentKRR(KernelStackEstimator):
         self.tol = tol
 
     _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints,
-                                    **{g: [Interval(Real, 0, None, closed="left")] for g in ("gamma", "gamma1", "gamma2")}}
+                                    **{g: [NumberInterval(Real, 0, None, closed="left")] for g in ("gamma", "gamma1", "gamma2")}}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -14,11 +14,11 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 
 from .alignment import AlignMKL
-from .estimators import CombinedKernelModel
+from .estimators import CombinedKernelModel, NumberInterval
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
 from .solvers import (_STATIONARY, _check_targets, kernel_ridge, label_assumed, simplex_cutting_planes,
@@ -326,8 +326,8 @@ class L2KRRMKL(CombinedKernelModel):
         self.tol = tol
 
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
-                                    "lam": [Interval(Real, 0, None, closed="neither")],
-                                    "Lambda": [Interval(Real, 0, None, closed="neither")]}
+                                    "lam": [NumberInterval(Real, 0, None, closed="neither")],
+                                    "Lambda": [NumberInterval(Real, 0, None, closed="neither")]}
 
     def _second_stage(self):
         return KernelRidge(kernel="precomputed", alpha=self.lam)

@@ -19,13 +19,13 @@ from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .baselines import _check_mkl_stack
-from .estimators import CombinedKernelModel
+from .estimators import CombinedKernelModel, NumberInterval
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
                              check_stack, check_weights)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
@@ -910,7 +910,7 @@ class LpMKL(_BinaryMKL):
     Defaults: `default_bank(X)`, each kernel centered and at trace m, p = 2, C = 1.
     Reference: kloft2011lp; xu2010glmkl."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
-                                    "p": [Interval(Real, 1, np.inf, closed="left")]}
+                                    "p": [NumberInterval(Real, 1, np.inf, closed="left")]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  p=2.0,               # norm of the weights, a real >= 1 (1: L1-MKL)
@@ -941,7 +941,7 @@ class GMKL(_BinaryMKL):
     Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, sigma = 1, reg = "l1" (solved by the level method).
     Reference: varma2009gmkl."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
-                                    "sigma": [Interval(Real, 0, None, closed="neither")],
+                                    "sigma": [NumberInterval(Real, 0, None, closed="neither")],
                                     "reg": [StrOptions({"l1", "l2"})],
                                     "method": [StrOptions({"auto", "level", "silp", "projected-gradient"})]}
 
@@ -982,8 +982,8 @@ class NLMKL(CombinedKernelModel):
     _rescale = False
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
                                     "p": [Options(Real, {1, 2})],
-                                    "lam": [Interval(Real, 0, None, closed="neither")],
-                                    "Lambda": [Interval(Real, 0, None, closed="neither")]}
+                                    "lam": [NumberInterval(Real, 0, None, closed="neither")],
+                                    "Lambda": [NumberInterval(Real, 0, None, closed="neither")]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  p=2,                 # the ball's norm, 1 or 2
@@ -1097,7 +1097,7 @@ class TwoLayerMKL(_BinaryMKL):
     (cost-sensitive learning, paper 003's Table 2).
     Reference: zhuang2011twolayer."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
-                                    "radius": [Interval(Real, 0, None, closed="neither")],
+                                    "radius": [NumberInterval(Real, 0, None, closed="neither")],
                                     "p": [Options(Real, {1, 2})],
                                     "class_weight": [dict, StrOptions({"balanced"}), None]}
 

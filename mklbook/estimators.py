@@ -26,10 +26,16 @@ from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
 
 # %% auto #0
-__all__ = ['KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel', 'KernelRidgeCV', 'default_scores',
-           'default_scores_table']
+__all__ = ['NumberInterval', 'KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel', 'KernelRidgeCV',
+           'default_scores', 'default_scores_table']
 
-# %% ../nbs/04_estimators.ipynb #813f525d
+# %% ../nbs/04_estimators.ipynb #ee314bd0
+class NumberInterval(Interval):
+    "scikit-learn's `Interval` for numbers that refuses booleans (`True` is not a tolerance, even if it equals 1)."
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+# %% ../nbs/04_estimators.ipynb #d4448b54
 class KernelStackEstimator(BaseEstimator):
     """Plumbing for estimators on kernel stacks: scikit-learn validation, a fitted `KernelBank` (`bank_`), test kernels.
 
@@ -49,9 +55,9 @@ class KernelStackEstimator(BaseEstimator):
         "center": ["boolean"],
         "psd": [StrOptions({"check", "full", "allow"})],
         "estimator": [None, HasMethods(["fit", "get_params"])],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "C": [NumberInterval(Real, 0, None, closed="neither")],
+        "tol": [NumberInterval(Real, 0, None, closed="neither")],
+        "max_iter": [NumberInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 

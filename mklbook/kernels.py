@@ -1307,7 +1307,7 @@ def fit(self: KernelBank,
         y=None,  # ignored (scikit-learn's transformer API)
         ):
     """Store the training inputs and the standardisation, centering and normalisation statistics. The training stack
-    is computed for them and not kept (it is $p\,m^2$ floats): `fit_transform` returns it, `train_stack_` recomputes it."""
+    is computed for them and not kept (it is $pm^2$ floats): `fit_transform` returns it, `train_stack_` recomputes it."""
     self._fit_stack(X)
     return self
 

@@ -23,7 +23,8 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from .estimators import NumberInterval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -73,10 +74,10 @@ class LowRankBank(TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [None, Kernel, list, tuple],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [NumberInterval(Integral, 1, None, closed="left")],
         "features": [StrOptions({"nystroem", "rff"})],
         "landmarks": [StrOptions({"kmeans", "uniform"})],
-        "oversampling": [Interval(Real, 1, None, closed="left")],
+        "oversampling": [NumberInterval(Real, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
 
@@ -134,7 +135,7 @@ def _evaluator(self: LowRankBank, kernels):
     return ev
 
 
-# %% ../nbs/61_lowrank.ipynb #fe07acf1
+# %% ../nbs/61_lowrank.ipynb #c982bee8
 @patch
 def fit(self: LowRankBank,
         X,       # (m, d) training inputs (a scipy.sparse X is densified within 1 GiB)
@@ -171,7 +172,7 @@ def fit(self: LowRankBank,
         self._set_blocks()
     return self
 
-
+# %% ../nbs/61_lowrank.ipynb #57e7302a
 def _offdiag(K) -> np.ndarray:
     "Per kernel of a (p, n, n) stack: the off-diagonal part over the diagonal part, in Frobenius norm (nan if n = 1)."
     if K.shape[1] < 2:
@@ -196,7 +197,6 @@ def _landmark_map(R, idx, s: int, V=None) -> np.ndarray:
     M = np.zeros((s, V.shape[1]))
     M[idx] = solve_triangular(R, V)
     return M
-
 
 # %% ../nbs/61_lowrank.ipynb #fe07acf2
 @patch
@@ -316,7 +316,7 @@ def _pre_moments(self: LowRankBank, X) -> list:
     return out
 
 
-# %% ../nbs/61_lowrank.ipynb #1cf46b29
+# %% ../nbs/61_lowrank.ipynb #a3e156de
 @patch
 def _check(self: LowRankBank, X, sparse_ok: bool = False):
     "Validated inputs with the training columns; a sparse X stays sparse with `sparse_ok` (densified per chunk)."
@@ -356,7 +356,7 @@ def features_of(self: LowRankBank,
             j += w
     return out
 
-
+# %% ../nbs/61_lowrank.ipynb #eabed492
 @patch
 def transform(self: LowRankBank,
               X,   # (n, d) inputs
@@ -385,7 +385,6 @@ def chunks(self: LowRankBank,
 def _n_pre(self: LowRankBank) -> int:
     "Columns of a kernel's features before the map: the landmarks (Nystroem) or the frequencies (RFF)."
     return self.landmarks_.shape[0] if self.features == "nystroem" else max(mp.n_components for mp in self.maps_)
-
 
 # %% ../nbs/61_lowrank.ipynb #cf82586c
 def _chunk_rows(chunk_size, q):
@@ -590,7 +589,7 @@ class LowRankAlignMKL(BaseEstimator):
         **LowRankBank._parameter_constraints,
         "method": [StrOptions({"unif", "align", "alignf"})],
         "estimator": [None, HasMethods(["fit", "get_params"])],
-        "chunk_size": [None, Interval(Integral, 1, None, closed="left")],
+        "chunk_size": [None, NumberInterval(Integral, 1, None, closed="left")],
     }
 
     def __sklearn_tags__(self):
@@ -602,20 +601,28 @@ class LowRankAlignMKL(BaseEstimator):
             tags.estimator_type, tags.regressor_tags = "regressor", RegressorTags()
         return tags
 
-    @available_if(lambda self: is_classifier(self._second_stage()) and hasattr(self._second_stage(), "decision_function"))
-    def decision_function(self,
-                          X,  # (n, d) inputs
-                          ):
-        "The linear model's decision function on the weighted features."
-        return self._decision(self._check_X(X))
+# %% ../nbs/61_lowrank.ipynb #de7282e5
+def _lowrank_decision_function(self: LowRankAlignMKL,
+                               X,  # (n, d) inputs
+                               ):
+    "The linear model's decision function on the weighted features."
+    return self._decision(self._check_X(X))
 
-    @available_if(lambda self: hasattr(self._second_stage(), "predict_proba"))
-    def predict_proba(self,
-                      X,  # (n, d) inputs
-                      ):
-        "Class probabilities of the second stage (e.g. `LogisticRegression`)."
-        X = self._check_X(X)
-        return self.estimator_.predict_proba(self._stage_input(X))
+
+def _lowrank_predict_proba(self: LowRankAlignMKL,
+                           X,  # (n, d) inputs
+                           ):
+    "Class probabilities of the second stage (e.g. `LogisticRegression`)."
+    X = self._check_X(X)
+    return self.estimator_.predict_proba(self._stage_input(X))
+
+
+# methods that exist only when the second stage has them (scikit-learn's available_if)
+LowRankAlignMKL.decision_function = available_if(
+    lambda self: is_classifier(self._second_stage()) and hasattr(self._second_stage(), "decision_function"))(
+    _lowrank_decision_function)
+LowRankAlignMKL.predict_proba = available_if(lambda self: hasattr(self._second_stage(), "predict_proba"))(
+    _lowrank_predict_proba)
 
 # %% ../nbs/61_lowrank.ipynb #0cf8f3ff
 @patch

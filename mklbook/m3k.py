@@ -17,11 +17,11 @@ import scipy.sparse as sp
 from scipy.linalg.blas import daxpy
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .estimators import KernelStackEstimator
+from .estimators import KernelStackEstimator, NumberInterval
 from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
                              check_stack, check_weights, default_bank, psd_factor)
 from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_certificate, crammer_singer_dual,
@@ -774,7 +774,7 @@ class CrammerSingerScores:
     Reference: crammer2001; cortes2013m3k, Sec. 4.2."""
 
     # the hyper-parameter both Crammer-Singer estimators add to the shared ones (validated by `_validate_fit`)
-    _cs_constraints = {"intercept_scaling": [Interval(Real, 0, None, closed="left")]}
+    _cs_constraints = {"intercept_scaling": [NumberInterval(Real, 0, None, closed="left")]}
 
     def _prepare_fit(self, X, y):
         "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank)`."
@@ -833,7 +833,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
 
     _parameter_constraints: dict = {
         **KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints,
-        "gamma0": [StrOptions({"max"}), Interval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
+        "gamma0": [StrOptions({"max"}), NumberInterval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
         "relative": ["boolean"],
     }
 

@@ -21,11 +21,11 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .estimators import KernelStackEstimator
+from .estimators import KernelStackEstimator, NumberInterval
 from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_int, check_positive,
                       check_psd, check_stack, psd_violation,
                       check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
@@ -1170,9 +1170,9 @@ class _PEPBase(KernelStackEstimator):
     _task = "classification"
     _parameter_constraints: dict = {
         **KernelStackEstimator._parameter_constraints,
-        "lam": [Interval(Real, 0, None, closed="left")],
-        "t": [Interval(Integral, 1, None, closed="left")],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "lam": [NumberInterval(Real, 0, None, closed="left")],
+        "t": [NumberInterval(Integral, 1, None, closed="left")],
+        "epsilon": [NumberInterval(Real, 0, None, closed="left")],
     }
 
     def _targets(self, X, y):
@@ -1325,7 +1325,7 @@ class _IFKLBase(_PEPBase):
         "tau_range": [list, tuple],
         "degree_range": [list, tuple],
         "standardize": ["boolean"],
-        "max_outer": [Interval(Integral, 1, None, closed="left")],
+        "max_outer": [NumberInterval(Integral, 1, None, closed="left")],
     }
 
     def fit(self,

@@ -15,7 +15,8 @@ from numbers import Integral
 import numpy as np
 from fastcore.basics import patch
 from sklearn.base import BaseEstimator, is_classifier
-from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
+from sklearn.utils._param_validation import HasMethods, Options, StrOptions
+from .estimators import NumberInterval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
@@ -139,8 +140,8 @@ class StreamedBank(_SharesDaskClient, KernelBank):
         "kernels": [None, Kernel, list, tuple],
         "normalize": [None, StrOptions({"none", "trace", "frobenius"})],
         "center": ["boolean"],
-        "tile": [None, Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [None, Options(Integral, {-1}), Interval(Integral, 1, None, closed="left")],
+        "tile": [None, NumberInterval(Integral, 1, None, closed="left")],
+        "n_jobs": [None, Options(Integral, {-1}), NumberInterval(Integral, 1, None, closed="left")],
         "client": [None, str, HasMethods(["scatter", "map", "scheduler_info"])],
         "progress": ["boolean"],
     }
@@ -216,7 +217,7 @@ def _stream(self: StreamedBank, X, Yc, u, c, tile):
     return out
 
 
-# %% ../nbs/62_streaming.ipynb #ce7d65d4
+# %% ../nbs/62_streaming.ipynb #2605c447
 def _sum_in_order(futures, bar) -> dict:
     "Add the partial sums in submission order (the same arithmetic whoever computed them), dropping each when added."
     out = None
@@ -231,7 +232,7 @@ def _sum_in_order(futures, bar) -> dict:
         bar.update(1)
     return out
 
-
+# %% ../nbs/62_streaming.ipynb #60e1478c
 _CONNECT_TIMEOUT = 5   # seconds to reach a scheduler given by its address, before failing with a clear error
 
 
@@ -279,7 +280,6 @@ def _n_threads(n_jobs) -> int:
     if n_jobs is None or n_jobs == -1:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return check_int(n_jobs, "n_jobs (threads)")
-
 
 # %% ../nbs/62_streaming.ipynb #d69d44ab
 @patch
@@ -388,7 +388,6 @@ def streamed_alignment_stats(kernels,          # list of kernels that are functi
 # %% ../nbs/62_streaming.ipynb #bfc7fc55
 _COMBINED_BUDGET = 4 << 30   # bytes: the m x m combined kernel of the second stage
 
-
 class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     r"""`AlignMKL` whose weights come from statistics streamed over tiles of the inputs (`StreamedBank`): no stack.
 
@@ -445,8 +444,10 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
             _warn_diagonal(type(self).__name__, [self.bank_.kernels_[k] for k in active], "on the training set")
         return mu, self.bank_.combine(X, mu)
 
-    def _combined_test_kernel(self, X):
-        "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)`, in row chunks, over the kernels with non-zero weight."
-        check_is_fitted(self, "weights_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.bank_.combine(X, self.weights_ * self.kernel_scale_)
+# %% ../nbs/62_streaming.ipynb #4b6abd24
+@patch
+def _combined_test_kernel(self: StreamedAlignMKL, X):
+    "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)`, in row chunks, over the kernels with non-zero weight."
+    check_is_fitted(self, "weights_")
+    X = validate_data(self, X, dtype=np.float64, reset=False)
+    return self.bank_.combine(X, self.weights_ * self.kernel_scale_)

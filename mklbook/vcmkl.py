@@ -20,7 +20,8 @@ from .kernels import check_binary_labels, check_int, check_positive, check_psd, 
 from .solvers import SolverResult
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
+from .estimators import NumberInterval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from numbers import Integral, Real
 from .kernels import KernelBank, Linear
@@ -1092,16 +1093,16 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [None, list, tuple],
-        "nu": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right"), "array-like"],
-        "gamma": [None, Interval(Real, 0, 1, closed="neither")],
+        "nu": [StrOptions({"auto"}), NumberInterval(Real, 0, 1, closed="right"), "array-like"],
+        "gamma": [None, NumberInterval(Real, 0, 1, closed="neither")],
         "solver": [StrOptions({"am", "pddp", "cccp", "sgd"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [NumberInterval(Integral, 1, None, closed="left")],
+        "tol": [NumberInterval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "idle_rules": [StrOptions({"auto", "veto", "drop"})],
         "seeds": [list, tuple],
         "nu_grid": ["array-like"],
-        "search_size": [None, Interval(Integral, 30, None, closed="left")],
+        "search_size": [None, NumberInterval(Integral, 30, None, closed="left")],
     }
 
     def __init__(self,

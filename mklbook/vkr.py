@@ -16,13 +16,13 @@ from fastcore.basics import patch
 import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
                       check_positive, check_stack, kernel_list, polynomial_bank)
-from .estimators import KernelStackEstimator
+from .estimators import KernelStackEstimator, NumberInterval
 from .solvers import SolverResult, solve_lp
 
 # %% auto #0
@@ -1501,14 +1501,14 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         **{k: KernelStackEstimator._parameter_constraints[k] for k in ("kernels", "tol", "random_state")},
-        "lam": [Interval(Real, 0, None, closed="left")],
-        "beta": [Interval(Real, 0, None, closed="left")],
+        "lam": [NumberInterval(Real, 0, None, closed="left")],
+        "beta": [NumberInterval(Real, 0, None, closed="left")],
         "penalty": [StrOptions(set(PENALTIES))],
         "solver": [StrOptions(set(SOLVERS))],
         "scale_inputs": ["boolean"],
-        "s": [Interval(Real, 0, None, closed="left")],
-        "n_draws": [Interval(Integral, 2, None, closed="left")],
-        "max_stack_mib": [Interval(Real, 0, None, closed="left")],
+        "s": [NumberInterval(Real, 0, None, closed="left")],
+        "n_draws": [NumberInterval(Integral, 2, None, closed="left")],
+        "max_stack_mib": [NumberInterval(Real, 0, None, closed="left")],
     }
 
     def __init__(self,

@@ -188,8 +188,10 @@ BAD = {  # case -> (call, exception type, what the message must say)
                                          r"shape \(40, 2\)"),
     "alignment_krr, y of shape (40, 2)": (lambda: alignment_krr(_K, np.c_[_y, _y] * 1.0), ValueError,
                                           r"1-D.*shape \(40, 2\)"),
-    "L2KRRMKL(tol=0)": (lambda: L2KRRMKL(tol=0).fit(_X, _y * 1.0), ValueError, r"tol must be a positive"),
-    "AlignmentKRR(tol=0)": (lambda: AlignmentKRR(tol=0).fit(_X, _y * 1.0), ValueError, r"tol must be a positive"),
+    "L2KRRMKL(tol=0)": (lambda: L2KRRMKL(tol=0).fit(_X, _y * 1.0), ValueError,
+                        r"The 'tol' parameter of L2KRRMKL must be a float in the range \(0\.0, inf\)"),
+    "AlignmentKRR(tol=0)": (lambda: AlignmentKRR(tol=0).fit(_X, _y * 1.0), ValueError,
+                            r"The 'tol' parameter of AlignmentKRR must be a float in the range \(0\.0, inf\)"),
     "M3KClassifier(intercept_scaling=-1)": (lambda: M3KClassifier(intercept_scaling=-1).fit(_X, _y), ValueError,
                                             r"The 'intercept_scaling' parameter of M3KClassifier must be a float in the "
                                             r"range \[0\.0, inf\)"),
