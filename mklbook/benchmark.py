@@ -31,7 +31,7 @@ from .baselines import L1MKL, L2KRRMKL, UniformMKL
 from .classic_mkl import GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL
 from .estimators import default_scores, default_scores_table
 from .lowrank import LowRankAlignMKL
-from .data import load_dataset, subsample
+from .data import imbalanced_variant, load_dataset, subsample
 from .kernels import gaussian_bank
 from .m3k import PAPER_SETTINGS as M3K_PAPER, M3KClassifier
 from .m3k_experiments import UniformCSClassifier
@@ -47,7 +47,7 @@ __all__ = ['BINARY_SETS', 'MULTICLASS_SETS', 'QUICK_SETS', 'METHODS', 'MULTICLAS
            'CERTIFIED', 'EXTRAS', 'average_ranks', 'FriedmanResult', 'friedman_test', 'nemenyi_cd', 'cd_cliques',
            'cd_diagram', 'RegressionClassifier', 'benchmark_data', 'bank_widths', 'benchmark_methods', 'n_kernels',
            'certificate', 'BenchmarkResult', 'run_benchmark', 'write_benchmark', 'reproduce_benchmark',
-           'imbalanced_variant', 'default_estimators', 'default_suite', 'meets_default_rule', 'reproduce_defaults']
+           'default_estimators', 'default_suite', 'meets_default_rule', 'reproduce_defaults']
 
 # %% ../nbs/60_benchmark.ipynb #2ab34b75
 def _check_scores(scores) -> np.ndarray:
@@ -731,34 +731,6 @@ def reproduce_benchmark(out: Path,              # output directory; the files go
     return write_benchmark(res, Path(out) / "benchmark")
 
 
-# %% ../nbs/60_benchmark.ipynb #57b81020
-def imbalanced_variant(X, y,                 # a binary (or multi-class) set
-                       rate: float = 0.1,     # binary: the fraction of the minority class; multi-class: size ratio
-                       n_rows: int = 300,     # binary: rows drawn (at most the rows available)
-                       random_state=0,        # seed of the draw
-                       ) -> tuple:            # (X, y) subsample
-    r"""An imbalanced subsample. Binary: `n_rows` rows of which a fraction `rate` is the rarer class (at least 6 rows).
-    Multi-class: class $c$ (in order of decreasing size) keeps $\max(6,\lfloor n_0\,\texttt{rate}^c\rceil)$ rows, sizes
-    decaying geometrically, with $n_0$ such that they add up to about `n_rows`."""
-    rng = np.random.default_rng(random_state)
-    X, y = np.asarray(X), np.asarray(y)
-    classes, counts = np.unique(y, return_counts=True)
-    if classes.size == 2:
-        minority = classes[np.argmin(counts)]
-        pos, neg = np.flatnonzero(y == minority), np.flatnonzero(y != minority)
-        n_rows = min(n_rows, len(y))
-        n_pos = min(len(pos), max(6, int(round(rate * n_rows))))
-        n_neg = min(len(neg), n_rows - n_pos)
-        idx = np.r_[rng.choice(pos, n_pos, replace=False), rng.choice(neg, n_neg, replace=False)]
-    else:
-        n0 = min(counts.max(), max(6, int(round(n_rows * (1 - rate) / (1 - rate ** classes.size)))))
-        idx = np.concatenate([rng.choice(np.flatnonzero(y == c), min(counts[j], max(6, int(round(n0 * rate ** i)))),
-                                         replace=False) for i, (j, c) in enumerate(sorted(enumerate(classes),
-                                                                                          key=lambda t: -counts[t[0]]))])
-    rng.shuffle(idx)
-    return X[idx], y[idx]
-
-
 # %% ../nbs/60_benchmark.ipynb #5b987227
 def default_estimators() -> dict:
     "Every estimator of the book with its defaults, by name (the `defaults` reproduction and `tests/test_defaults.py`)."
@@ -852,7 +824,7 @@ def reproduce_defaults(out: Path,              # output directory; the files go 
 
     items = list(datasets.items())
     res = Parallel(n_jobs=n_jobs)(delayed(one)(k, v) for k, v in
-                                 progress_bar(items, desc="defaults", disable=not progress))
+                                 progress_bar(items, desc="defaults", enable=progress))
     rows = [r for rs, _ in res for r in rs]
     for r in rows:
         r["meets_rule"] = meets_default_rule(r)

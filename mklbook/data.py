@@ -6,7 +6,7 @@
 __all__ = ['MANIFEST', 'REGISTRY', 'SENTIMENT_DOMAINS', 'DatasetInfo', 'UnknownDatasetError', 'list_datasets', 'dataset_info',
            'ChecksumError', 'DatasetNotFoundError', 'get_data_home', 'file_sha256', 'fetch', 'binary_labels',
            'class_codes', 'read_csv_dataset', 'read_libsvm', 'read_keel', 'read_arff', 'read_sentiment',
-           'encode_nucleotides', 'load_dataset', 'subsample', 'load_sentiment']
+           'encode_nucleotides', 'load_dataset', 'subsample', 'imbalanced_variant', 'load_sentiment']
 
 # %% ../nbs/02_data.ipynb #a44afd44
 import csv
@@ -774,6 +774,34 @@ def subsample(
     idx = rng.permutation(idx)
     out = (X[idx], y[idx])
     return out + (idx,) if return_index else out
+
+# %% ../nbs/02_data.ipynb #57b81020
+def imbalanced_variant(X, y,                 # a binary (or multi-class) set
+                       rate: float = 0.1,     # binary: the fraction of the minority class; multi-class: size ratio
+                       n_rows: int = 300,     # binary: rows drawn (at most the rows available)
+                       random_state=0,        # seed of the draw
+                       ) -> tuple:            # (X, y) subsample
+    r"""An imbalanced subsample. Binary: `n_rows` rows of which a fraction `rate` is the rarer class (at least 6 rows).
+    Multi-class: class $c$ (in order of decreasing size) keeps $\max(6,\lfloor n_0\,\texttt{rate}^c\rceil)$ rows, sizes
+    decaying geometrically, with $n_0$ such that they add up to about `n_rows`."""
+    rng = np.random.default_rng(random_state)
+    X, y = np.asarray(X), np.asarray(y)
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size == 2:
+        minority = classes[np.argmin(counts)]
+        pos, neg = np.flatnonzero(y == minority), np.flatnonzero(y != minority)
+        n_rows = min(n_rows, len(y))
+        n_pos = min(len(pos), max(6, int(round(rate * n_rows))))
+        n_neg = min(len(neg), n_rows - n_pos)
+        idx = np.r_[rng.choice(pos, n_pos, replace=False), rng.choice(neg, n_neg, replace=False)]
+    else:
+        n0 = min(counts.max(), max(6, int(round(n_rows * (1 - rate) / (1 - rate ** classes.size)))))
+        idx = np.concatenate([rng.choice(np.flatnonzero(y == c), min(counts[j], max(6, int(round(n0 * rate ** i)))),
+                                         replace=False) for i, (j, c) in enumerate(sorted(enumerate(classes),
+                                                                                          key=lambda t: -counts[t[0]]))])
+    rng.shuffle(idx)
+    return X[idx], y[idx]
+
 
 # %% ../nbs/02_data.ipynb #1a233be0
 SENTIMENT_DOMAINS = ("books", "dvd", "electronics", "kitchen")
