@@ -237,6 +237,15 @@ def main():
     store = out.with_suffix(".json")
     old = json.loads(store.read_text())["rows"] if store.exists() else []
     keep = {(r["estimator"], r["data"], r["m"]): r for r in old}
+    order = {n: i for i, n in enumerate(ESTIMATORS)}
+    meta = dict(machine=f"{platform.machine()}, {os.cpu_count()} cores", python=platform.python_version(),
+                date=time.strftime("%Y-%m-%d"), omp=os.environ.get("OMP_NUM_THREADS", "unset"))
+
+    def save():                                            # after every row: a long run stopped midway keeps its rows
+        rows = sorted(keep.values(), key=lambda r: (r["m"], r["data"] != "synthetic", order.get(r["estimator"], 99)))
+        store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
+        out.write_text(f"# Estimators with their defaults\n\n{meta}\n\n" + table(rows) + "\n")
+
     for m in args.sizes:
         for name in names:
             task = ESTIMATORS[name][2]
@@ -248,14 +257,10 @@ def main():
                 if name == "AlignMKL (exact)" and m < 10000:   # the exact path beside the low-rank switch, where it acts
                     continue
                 r = run(name, data, m, args.timeout, args.mem_gib)
-                keep[(name, data, m)] = r
+                keep[(name, data, m)] = dict(r, date=meta["date"], omp=meta["omp"])
                 print(table([r]).splitlines()[-1], flush=True)
-    order = {n: i for i, n in enumerate(ESTIMATORS)}
-    rows = sorted(keep.values(), key=lambda r: (r["m"], r["data"] != "synthetic", order.get(r["estimator"], 99)))
-    meta = dict(machine=f"{platform.machine()}, {os.cpu_count()} cores", python=platform.python_version(),
-                date=time.strftime("%Y-%m-%d"), omp=os.environ.get("OMP_NUM_THREADS", "unset"))
-    store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-    out.write_text(f"# Estimators with their defaults\n\n{meta}\n\n" + table(rows) + "\n")
+                save()
+    save()
     print(f"wrote {out}")
 
 

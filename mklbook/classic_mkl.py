@@ -61,7 +61,11 @@ class MKLSolution(KernelExpansionResult):
     def decision_function(self, Ks_test,  # (p, n, m) test stack against the training points
                           ) -> np.ndarray:  # (n,) decision values
         "Decision values $K_\\mu(X, X_{train})\\,c+b$ for a test stack."
-        return self.kernel(Ks_test) @ self.coef + self.bias
+        Kt = check_stack(Ks_test, "Ks_test", square=False, m=self.coef.shape[0])
+        if Kt.shape[0] != self.weights.shape[0]:
+            raise ValueError(f"Ks_test has {Kt.shape[0]} kernels but the model was trained on {self.weights.shape[0]}: "
+                             "compute the same base kernels between the test and the training points.")
+        return self.kernel(Kt) @ self.coef + self.bias
 
 # %% ../nbs/14_classic_mkl.ipynb #dee781b0
 _EXP_LIMIT = 40.0   # largest |entry| of a combination that is exponentiated: exp(40) ~ 2e17 leaves ~1 digit

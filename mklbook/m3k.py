@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from .estimators import KernelStackEstimator, NumberInterval
 from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
                              check_stack, check_weights, default_bank, psd_factor)
-from .solvers import (SolverError, SolverResult, crammer_singer_project, apply_certificate, crammer_singer_dual,
+from .solvers import (SolverError, SolverResult, label_assumed, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
 # %% auto #0
@@ -493,7 +493,7 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               solver:str="silp",  # 'silp' (cutting planes: HiGHS LP + Crammer-Singer QP) or 'qclp' (Appendix F, cvxpy)
               tol:float=1e-5,     # required relative gap (upper - lower) / |upper|
               max_iter:int=500,   # cutting-plane iterations (silp)
-              psd:str="check",    # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
+              psd:str="check",    # "check": refuse kernels shown not PSD (sampled test); "assume": skip it (status "optimal (PSD assumed)")
               warn:bool=True,     # ConvergenceWarning when the certificate misses `tol`
               cs_max_iter:int|None=None, # example updates per Crammer-Singer solve (default: its own)
               time_limit:float|None=None, # seconds for the generic solver (qclp)
@@ -528,8 +528,10 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if solver == "silp":
-            return _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset, eta)
-        return _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit, offset=offset)
+            res = _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset, eta)
+        else:
+            res = _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit, offset=offset)
+    return label_assumed(res, psd)                           # "optimal (PSD assumed)" rests on the caller's word
 
 # %% ../nbs/40_m3k.ipynb #92be265e
 def rademacher_exact(V,  # (n_h, m) the values h_j(x_i) of the n_h functions of a finite class on m <= 20 points

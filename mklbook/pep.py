@@ -22,10 +22,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .estimators import KernelStackEstimator, NumberInterval
+from .estimators import KernelStackEstimator, NumberInterval, check_classification_target
 from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_int, check_positive,
                       check_psd, check_stack, psd_violation,
                       check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
@@ -1178,13 +1177,7 @@ class _PEPBase(KernelStackEstimator):
     def _targets(self, X, y):
         if self._task == "classification":
             X, y = self._validate_fit(X, y)
-            y_type = type_of_target(y, input_name="y", raise_unknown=True)
-            self.classes_ = np.unique(y)
-            if self.classes_.size < 2:
-                raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two.")
-            if y_type != "binary":
-                raise ValueError(f"Only binary classification is supported: the target is {y_type}. FKL and IFKL "
-                                 "(Liu et al. 2017) are binary; wrap them in sklearn.multiclass.OneVsRestClassifier.")
+            self.classes_ = check_classification_target(y, type(self).__name__, binary=True)
             return X, y
         X, y = self._validate_fit(X, y, y_numeric=True)
         y = y.astype(np.float64)

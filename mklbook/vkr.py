@@ -17,12 +17,11 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
                       check_positive, check_stack, kernel_list, polynomial_bank)
-from .estimators import KernelStackEstimator, NumberInterval
+from .estimators import KernelStackEstimator, NumberInterval, check_classification_target
 from .solvers import SolverResult, solve_lp
 
 # %% auto #0
@@ -1562,11 +1561,7 @@ def fit(self: VKRClassifier,
 def _prepare(self: VKRClassifier, X, y):
     "Validate, scale, build the training stack and the penalties r_k (they do not depend on lam, beta): `(Ks, Xs, y)`."
     X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-    y_type = type_of_target(y, input_name="y", raise_unknown=True)
-    if y_type != "binary":
-        raise ValueError(f"Only binary classification is supported: the target is {y_type}. VKR is binary; use "
-                         "sklearn.multiclass.OneVsRestClassifier(VKRClassifier()) for more classes.")
-    self.classes_ = np.unique(y)
+    self.classes_ = check_classification_target(y, "VKRClassifier", binary=True)
     kernels = kernel_list(self.kernels, X, type(self).__name__, family="both")
     precomputed = all(isinstance(k, Precomputed) for k in kernels)      # X holds sample indices then
     big = float(np.abs(X).max()) if X.size else 0.0           # rows scaled first: |x|^2 overflows beyond 1e154

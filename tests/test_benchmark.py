@@ -98,3 +98,19 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 @parametrize_with_checks([RegressionClassifier(Ridge())])
 def test_regression_classifier_is_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_reproduce_defaults_runs_end_to_end_with_its_progress_bar(tmp_path, monkeypatch):
+    "The CLI's `defaults` part on a two-estimator, one-set suite: files written, the rule checked row by row."
+    import json
+    from sklearn.datasets import load_iris
+    import mklbook.benchmark as bm
+    from mklbook.baselines import UniformMKL
+    from mklbook.alignment import AlignMKL
+    X, y = load_iris(return_X_y=True)
+    monkeypatch.setattr(bm, "default_suite", lambda quick, data, max_rows: (
+        {"AlignMKL": AlignMKL(), "UniformMKL": UniformMKL()}, {"iris": (X[::2], y[::2])}))
+    md, js = bm.reproduce_defaults(tmp_path, quick=True, progress=True)
+    rows = json.loads(js.read_text())
+    assert {r["estimator"] for r in rows} == {"AlignMKL", "UniformMKL"} and all("meets_rule" in r for r in rows)
+    assert "rows meet it" in md.read_text()

@@ -420,3 +420,14 @@ def test_lp_mkl_and_gmkl_take_a_feature_stack_and_agree_with_its_explicit_stack(
     for f in (lp_mkl, gmkl):
         a, b = f(fs, y, tol=1e-6), f(fs.toarray(), y, tol=1e-6)
         assert a.status == b.status == "optimal" and abs(a.objective - b.objective) <= 1e-6 * abs(b.objective)
+
+
+def test_decision_function_names_a_wrong_test_stack():
+    "A test stack with the wrong number of kernels or columns is named as such, not blamed on the weights."
+    _, y, Ks = _problem(seed=3)
+    r = lp_mkl(Ks, y)
+    with pytest.raises(ValueError, match=f"Ks_test has {len(Ks) + 1} kernels but the model was trained on {len(Ks)}"):
+        r.decision_function(np.ones((len(Ks) + 1, 5, len(y))))
+    with pytest.raises(ValueError, match="columns but the training set has"):
+        r.decision_function(np.ones((len(Ks), 5, len(y) + 2)))
+    np.testing.assert_allclose(r.decision_function(list(Ks[:, :5])), r.decision_function(Ks[:, :5]))

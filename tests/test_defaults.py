@@ -53,8 +53,11 @@ KNOWN_SHORT = {
                                         "standardised bank (SVC() itself loses 6 points standardised); M3K's default "
                                         "bank stops at gamma='scale' on standardised pixels (chapter 40) and reaches 0.887"),
     ("UniformCSClassifier", "digits"): (0.06, "as M3KClassifier: 0.893 against SVC() raw 0.933"),
-    ("TwoLayerMKL", "synthetic 10% pos, rescaled"): (0.05, "0.893 against SVC() standardised 0.933 at 150 rows; the "
-                                                           "cause is not established (see the note of issue 26)"),
+    ("TwoLayerMKL", "synthetic 10% pos, rescaled"): (0.05, "0.893 against SVC() standardised 0.933 at 150 rows. The "
+        "method minimises the SVM dual over the weights, which rewards the kernel that separates the training sample: "
+        "55-82 % of the weight goes to the narrowest Gaussian, training accuracy is 1.0, and the held-out positives' "
+        "decision values (-0.96 .. -0.01) rank above the negatives' median (-0.86) but stay below the threshold 0, so "
+        "every test point is called negative (C = 10 or p = 2 do not change it; radius 3 gains one fold)"),
 }
 
 

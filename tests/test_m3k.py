@@ -216,3 +216,13 @@ def test_default_bank_stops_at_gamma_scale_and_an_explicit_bank_is_used_as_given
         assert est.weights_.shape == (4,)
         assert cls(kernels=default_bank(X)).fit(X, y).weights_.shape == (7,)
     assert [repr(k) for k in m3k_default_bank(X)] == [repr(k) for k in default_bank(X)[:4]]
+
+
+def test_psd_assume_is_labelled_in_the_status():
+    "Under psd='assume' the certificate rests on the caller's word, and the status says so."
+    from mklbook.solvers import ASSUMED
+    from sklearn.datasets import make_classification
+    X, y = make_classification(60, 5, n_informative=3, n_classes=3, n_clusters_per_class=1, random_state=0)
+    Ks = np.stack([Gaussian(g)(X) for g in (0.1, 1.0)])
+    assert solve_m3k(Ks, y, psd="assume").status == ASSUMED
+    assert solve_m3k(Ks, y).status == "optimal"

@@ -384,3 +384,10 @@ def test_generation_after_a_warm_path_in_the_same_process():
     vkr_path(Ks, y, r, [1e-3], [1e-3, 1e-4])
     res = solve_vkr(Ks, y, r, 1e-3, 1e-4, solver="cg")
     assert res.status == "optimal" and res.n_support > 0
+
+
+def test_a_real_valued_target_points_to_regression():
+    "A continuous y is a regression problem: the message says so instead of suggesting a one-vs-rest wrapper."
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match="VKRClassifier is a classifier.*for regression use"):
+        VKRClassifier().fit(X, X[:, 0])
