@@ -196,15 +196,22 @@ def _in_process(call, timeout, mem_gib):
     return None, f"failed after {time.perf_counter() - t0:.0f} s: {err[:240]}"
 
 
+_FLOORS = {}    # (family, task, data, m) -> the floor's row: measured once per run, shared by the estimators on it
+
+
 def run(name, data, m, timeout, mem_gib):
     """One row: the estimator in a fresh process under a time and address-space cap, then its floor in another (a
-    stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is a reference)."""
+    stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is a reference,
+    and measured once per (family, data, m) in a run)."""
     mod, cls, task, family, kw = ESTIMATORS[name]
     row, err = _in_process(f"child({name!r}, {data!r}, {m})", timeout, mem_gib)
     if row is None:
         return dict(estimator=name, data=data, m=m, status=err)
-    floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m})", timeout, 2 * mem_gib)
-    row.update(floor or dict(floor_s=float("nan"), floor_note=ferr))
+    key = (family, task, data, m)
+    if key not in _FLOORS:
+        floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m})", timeout, 2 * mem_gib)
+        _FLOORS[key] = floor or dict(floor_s=float("nan"), floor_note=ferr)
+    row.update(_FLOORS[key])
     return dict(row, status="ok")
 
 

@@ -410,3 +410,26 @@ def test_the_constant_fallback_says_so():
         clf = VCMKLClassifier().fit(X, y)
     assert clf.threshold_ == -np.inf and (clf.predict(X) == 1).all()
     assert np.all(clf.decision_function(X) == np.inf)
+
+
+def test_refit_guard_refits_when_the_full_sample_misses_its_cross_validated_accuracy(monkeypatch):
+    """Guard 2 of `nu='auto'`: a refit whose training accuracy falls short of its CV accuracy (forced here: the first
+    refit is reported at accuracy 0) is replaced by a refit at another fraction that meets its own CV accuracy."""
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[::3], y[::3]
+    plain = VCMKLClassifier().fit(X, y)
+    assert not plain.refit_guarded_                             # the guard is quiet when the refit does its job
+    real, first = VCMKLClassifier._train_accuracy, {}
+
+    def forced(self, factors, y_pm):
+        first.setdefault("result", self.result_)
+        return 0.0 if self.result_ is first["result"] else real(self, factors, y_pm)
+
+    monkeypatch.setattr(VCMKLClassifier, "_train_accuracy", forced)
+    e = VCMKLClassifier().fit(X, y)
+    monkeypatch.undo()
+    assert e.refit_guarded_ and e.result_ is not first["result"]
+    assert e.refit_fraction_ != plain.refit_fraction_
+    assert np.isclose(e.nu_, e.refit_fraction_ * plain.nu_ / plain.refit_fraction_)
+    assert e.score(X, y) >= e.cv_scores_[e.refit_fraction_] - 0.05
