@@ -243,3 +243,10 @@ def test_ci_runs_the_readme_main_command_in_a_clean_environment():
     assert out == cmd, "the command .ci/run extracts differs from the README's"
     ci = (ROOT / ".ci" / "run").read_text()
     assert "main-command" in ci and "-m venv" in ci and "pip install -q ." in ci
+
+
+def test_every_notebook_names_its_kernel():
+    "JupyterLab opens a chapter without asking for a kernel: the notebook metadata names one (nbdev_clean keeps it)."
+    for nb in NOTEBOOKS:
+        spec = _json.loads(nb.read_text())["metadata"].get("kernelspec", {})
+        assert spec.get("name") == "python3", f"{nb.name}: no kernelspec (add {{'name': 'python3', ...}} to its metadata)"
