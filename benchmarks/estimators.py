@@ -230,6 +230,19 @@ def table(rows):
     return "\n".join(lines)
 
 
+PREAMBLE = """# Estimators with their defaults
+
+Written by `benchmarks/estimators.py` ({machine}, Python {python}; last rows {date}, OMP_NUM_THREADS={omp}; each row's
+date and thread count are in `estimators.json`). Every row runs in fresh processes: the estimator with its defaults
+(fit and predict seconds, held-out accuracy or R², peak resident memory), then its **floor** (its default kernel stack
+plus one `SVC(kernel="precomputed")` / `KernelRidge(kernel="precomputed")` on the sum, same data, measured once per
+family and size in a run), then `SVC()` / `SVR()` on standardised features. `× floor` and `× SVC()/SVR()` are fit
+seconds over those. A row that exceeds its time or memory cap says so; `nan` under `× floor` is a floor that did not
+fit its cap (the stack alone is p·m²·8 bytes).
+
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 10000])
@@ -238,6 +251,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds per row before the run is stopped")
     ap.add_argument("--mem-gib", type=float, default=12, help="address-space cap per row")
     ap.add_argument("--out", default=str(OUT / "estimators.md"))
+    ap.add_argument("--table-only", action="store_true", help="rewrite the Markdown table from the JSON, run nothing")
     args = ap.parse_args()
     names = args.only or list(ESTIMATORS)
     out = Path(args.out)
@@ -245,15 +259,16 @@ def main():
     old = json.loads(store.read_text())["rows"] if store.exists() else []
     keep = {(r["estimator"], r["data"], r["m"]): r for r in old}
     order = {n: i for i, n in enumerate(ESTIMATORS)}
-    meta = dict(machine=f"{platform.machine()}, {os.cpu_count()} cores", python=platform.python_version(),
-                date=time.strftime("%Y-%m-%d"), omp=os.environ.get("OMP_NUM_THREADS", "unset"))
+    meta = json.loads(store.read_text())["meta"] if args.table_only and store.exists() else dict(
+        machine=f"{platform.machine()}, {os.cpu_count()} cores", python=platform.python_version(),
+        date=time.strftime("%Y-%m-%d"), omp=os.environ.get("OMP_NUM_THREADS", "unset"))
 
     def save():                                            # after every row: a long run stopped midway keeps its rows
         rows = sorted(keep.values(), key=lambda r: (r["m"], r["data"] != "synthetic", order.get(r["estimator"], 99)))
         store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-        out.write_text(f"# Estimators with their defaults\n\n{meta}\n\n" + table(rows) + "\n")
+        out.write_text(PREAMBLE.format(**meta) + table(rows) + "\n")
 
-    for m in args.sizes:
+    for m in ([] if args.table_only else args.sizes):
         for name in names:
             task = ESTIMATORS[name][2]
             for data in DATA[task]:

@@ -132,8 +132,8 @@ def check_classification_target(y,                   # (m,) labels as given
     kind = type_of_target(y, input_name="y")
     if kind in ("continuous", "continuous-multioutput"):
         raise ValueError(f"Unknown label type: {kind}. {owner} is a classifier, but y holds real values: for "
-                         "regression use AlignMKL(estimator=KernelRidge(kernel='precomputed')), AlignmentKRR, L2KRRMKL "
-                         "or FKLRegressor; for classes, encode them as integers or strings.")
+                         "regression use AlignMKL(estimator=KernelRidgeCV()) (its ridge chosen by exact leave-one-out), "
+                         "AlignmentKRR, L2KRRMKL or FKLRegressor; for classes, encode them as integers or strings.")
     if kind not in ("binary", "multiclass"):
         raise ValueError(f"Unknown label type: {kind}. {owner} takes one class label per sample (binary or "
                          "multi-class), of one type (integers or strings).")
