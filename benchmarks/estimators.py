@@ -238,7 +238,7 @@ date and thread count are in `estimators.json`). Every row runs in fresh process
 plus one `SVC(kernel="precomputed")` / `KernelRidge(kernel="precomputed")` on the sum, same data, measured once per
 family and size in a run), then `SVC()` / `SVR()` on standardised features. `× floor` and `× SVC()/SVR()` are fit
 seconds over those. A row that exceeds its time or memory cap says so; `nan` under `× floor` is a floor that did not
-fit its cap (the stack alone is p·m²·8 bytes).
+fit its cap (the stack alone is p·m²·8 bytes). {note}
 
 """
 
@@ -266,7 +266,7 @@ def main():
     def save():                                            # after every row: a long run stopped midway keeps its rows
         rows = sorted(keep.values(), key=lambda r: (r["m"], r["data"] != "synthetic", order.get(r["estimator"], 99)))
         store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-        out.write_text(PREAMBLE.format(**meta) + table(rows) + "\n")
+        out.write_text(PREAMBLE.format(**{"note": "", **meta}) + table(rows) + "\n")
 
     for m in ([] if args.table_only else args.sizes):
         for name in names:

@@ -309,3 +309,16 @@ def test_a_tolerance_must_be_a_positive_number(name, bad):
            r"|tol must be a positive finite number; got True")
     with pytest.raises(ValueError, match=msg):
         clone(ESTIMATORS[name]).set_params(tol=bad).fit(X, y)
+
+
+def test_label_messages_name_the_estimator_and_the_fix():
+    "Mixed label types, real-valued targets and one class: each message names the estimator and what to do."
+    from mklbook.estimators import check_classification_target
+    with pytest.raises(ValueError, match=r"y mixes number, str\. AlignMKL needs labels of one type, e\.g\. y\.astype\(str\)"):
+        check_classification_target(np.array([1, "a"] * 5, dtype=object), "AlignMKL")
+    with pytest.raises(ValueError, match=r"L1MKL is a classifier, but y holds real values: for regression use"):
+        check_classification_target(np.linspace(0, 1, 10), "L1MKL")
+    with pytest.raises(ValueError, match="single class"):
+        check_classification_target(np.zeros(10, dtype=int), "L1MKL")
+    with pytest.raises(ValueError, match=r"L1MKL is a binary classifier and y has 3 classes: use a multi-class method"):
+        check_classification_target(np.arange(9) % 3, "L1MKL", binary=True)

@@ -63,8 +63,8 @@ def test_bad_input():
         M3KClassifier(gamma0=2.0, relative=True).fit(np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2)
     Xr, yr = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
     for rel in (False, True):
-        with pytest.raises(ValueError, match="boolean"):
-            M3KClassifier(gamma0=True, relative=rel).fit(Xr, yr)
+        with pytest.raises(ValueError, match="The 'gamma0' parameter of M3KClassifier must be .* Got True instead"):
+            M3KClassifier(gamma0=True, relative=rel).fit(Xr, yr)       # a boolean is not a number (NumberInterval)
     for mi in ("a", 0.5, 0, True):
         with pytest.raises(ValueError, match="max_iter must be"):
             solve_m3k(Ks, y, max_iter=mi)
