@@ -540,6 +540,21 @@ def _residual(mu, g, project, scale):
     return float(np.linalg.norm(mu - project(mu - t * g)) / scale), t
 
 
+def _armijo(f_and_grad, mu, d, f, gd, f_ref, clip=False):
+    """Backtracking along `d` from `mu` until f(z) <= f_ref + 1e-4 a g'd (f_ref = f: monotone; the largest recent value:
+    non-monotone), each step the safeguarded minimiser of the quadratic through f, g'd and f(z). `clip`: z = max(z, 0)
+    (round-off below 0). Returns (z, f(z), gradient, payload, evaluations)."""
+    a, n = 1.0, 0
+    while True:
+        z = np.maximum(mu + a * d, 0.0) if clip else mu + a * d
+        fn, gn, pn = f_and_grad(z)
+        n += 1
+        if fn <= f_ref + 1e-4 * a * gd or a < 1e-10:
+            return z, fn, gn, pn, n
+        den = fn - f - a * gd
+        a = float(np.clip(-0.5 * a * a * gd / den, 0.1 * a, 0.5 * a)) if den > 0 else 0.5 * a
+
+
 def _projected_gradient(f_and_grad, mu, project, scale, tol, max_iter, memory: int = 10):
     """Spectral projected gradient (Birgin, Martinez & Raydan's SPG2): the direction P(mu - lam g) - mu with the
     Barzilai-Borwein step lam, a non-monotone Armijo search (against the largest of the last `memory` values) by
@@ -552,15 +567,8 @@ def _projected_gradient(f_and_grad, mu, project, scale, tol, max_iter, memory: i
         if res <= tol:
             return mu, f, pay, res, it - 1, np.array(hist), n_eval
         d = project(mu - lam * g) - mu
-        gd, fmax, a = float(g @ d), max(hist[-memory:]), 1.0
-        while True:
-            z = mu + a * d                                  # in the (convex) set: between mu and a projection
-            fn, gn, pn = f_and_grad(z)
-            n_eval += 1
-            if fn <= fmax + 1e-4 * a * gd or a < 1e-10:
-                break
-            den = fn - f - a * gd                           # the quadratic through f, g'd and fn: its minimiser
-            a = float(np.clip(-0.5 * a * a * gd / den, 0.1 * a, 0.5 * a)) if den > 0 else 0.5 * a
+        z, fn, gn, pn, n = _armijo(f_and_grad, mu, d, f, float(g @ d), max(hist[-memory:]))   # z stays in the
+        n_eval += n                                                               # convex set: between mu and P(.)
         s, yv = z - mu, gn - g
         lam = float(np.clip((s @ s) / (s @ yv), 1e-6 * t, 1e6 * t)) if s @ yv > 0 else 1e6 * t
         mu, f, g, pay = z, fn, gn, pn
@@ -589,15 +597,8 @@ def _projected_quasi_newton(f_and_grad, mu, project, G, h, scale, tol, max_iter)
         if not g @ d < 0:                               # not a descent direction: restart from the gradient's scale
             B = np.eye(P) * (np.linalg.norm(g) / scale)
             d = project(mu - t * g) - mu
-        gd, a = float(g @ d), 1.0
-        while True:
-            z = np.maximum(mu + a * d, 0.0)             # (clips round-off below 0)
-            fn, gn, pn = f_and_grad(z)
-            n_eval += 1
-            if fn <= f + 1e-4 * a * gd or a < 1e-10:
-                break
-            den = fn - f - a * gd                       # the quadratic through f, g'd and fn: its minimiser
-            a = float(np.clip(-0.5 * a * a * gd / den, 0.1 * a, 0.5 * a)) if den > 0 else 0.5 * a
+        z, fn, gn, pn, n = _armijo(f_and_grad, mu, d, f, float(g @ d), f, clip=True)
+        n_eval += n
         s, yv = z - mu, gn - g
         Bs = B @ s
         sBs, sy = float(s @ Bs), float(s @ yv)
