@@ -540,8 +540,7 @@ def fit(self: AlignMKL,
         ):
     "Learn the weights and fit the second stage: on the exact stack when it fits `memory_budget`, else low rank."
     self._validate_params()
-    m, p = _num_samples(X), KernelBank(self.kernels).n_kernels
-    if self.memory_budget is not None and 8.0 * m * m * (p + 1) > self.memory_budget and self._forms_stack:
+    if self._forms_stack and self._stack_over_budget(X):
         return self._fit_low_rank(X, y)
     self.low_rank_ = None
     return CombinedKernelModel.fit(self, X, y)

@@ -11,14 +11,16 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
+from fastcore.basics import patch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .alignment import AlignMKL
-from .estimators import CombinedKernelModel, NumberInterval
+from .estimators import CombinedKernelModel, NumberInterval, check_classification_target
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
 from .solvers import (_STATIONARY, _check_targets, kernel_ridge, label_assumed, simplex_cutting_planes,
@@ -190,6 +192,27 @@ def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse;
                               n_iter=lp.n_iter, n_solves=1, coef=w, C=C * N)
 
 # %% ../nbs/12_baselines.ipynb #f8b06e19
+def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta):
+    """The damped fixed point of `l2_krr_mkl` for any KRR solver `solve(mu) -> (payload, v)`, v_k = alpha' K_k alpha:
+    returns mu, the payload at mu, the residual, the iterations and the solves."""
+    def step(mu):
+        r, v = solve(mu)
+        nv = np.linalg.norm(v)
+        if nv == 0:
+            raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
+        return r, np.maximum(mu0 + Lambda * v / nv, 0.0)
+
+    mu = mu0 + Lambda / np.sqrt(len(mu0))
+    r, target = step(mu)
+    res, it = np.linalg.norm(mu - target) / Lambda, 0
+    while res > tol and it < max_iter:
+        it += 1
+        mu = eta * mu + (1 - eta) * target
+        r, target = step(mu)
+        res = np.linalg.norm(mu - target) / Lambda
+    return mu, r, res, it, it + 1
+
+
 def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
                y,                    # (m,) real targets
                lam: float = 1.0,     # KRR ridge lambda
@@ -221,28 +244,13 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     if not (isinstance(eta, (int, float, np.floating)) and 0 <= eta < 1):
         raise ValueError(f"eta must be in [0, 1); got {eta!r}.")
     mu0 = np.zeros(p) if mu0 is None else check_weights(mu0, p)
-    mu = mu0 + Lambda / np.sqrt(p)
-    n_solves = 0
     scale = np.ones(p) if scale is None else check_weights(scale, p, "scale")
 
-    def fixed_point(mu):
+    def solve(mu):                                   # the KRR dual at mu and v_k = alpha' K_k alpha
         r = kernel_ridge(stack_combine(Ks, mu * scale), y, lam, psd="trusted")
-        v = stack_quad(Ks, r.alpha) * scale
-        nv = np.linalg.norm(v)
-        if nv == 0:
-            raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
-        return r, np.maximum(mu0 + Lambda * v / nv, 0.0)
+        return r, stack_quad(Ks, r.alpha) * scale
 
-    r, target = fixed_point(mu)
-    n_solves += 1
-    res = np.linalg.norm(mu - target) / Lambda
-    it = 0
-    while res > tol and it < max_iter:
-        it += 1
-        mu = eta * mu + (1 - eta) * target
-        r, target = fixed_point(mu)
-        n_solves += 1
-        res = np.linalg.norm(mu - target) / Lambda
+    mu, r, res, it, n_solves = _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta)
     status = "optimal" if res <= tol else "max_iter"
     if status != "optimal":
         warnings.warn(f"l2_krr_mkl stopped after {it} iterations with residual {res:.1e} > {tol:.0e}.",
@@ -271,6 +279,10 @@ class L1MKL(CombinedKernelModel):
 
     Each base kernel is rescaled to trace $m$ after the bank's normalisation.
 
+    **Memory budget.** When the stack ($8pm^2$ bytes) and the combined kernel would exceed `memory_budget`, the weights and
+    the model come from a low-rank bank instead: the same problem on the L1 ball with the square loss, solved in feature
+    space (`mklbook.classic_mkl.lp_mkl_square` with p = 1; `low_rank_` holds the model, None on the exact path).
+
     Reference: lanckriet2004; sonnenburg2006; cortes2012alignment, Sec. 5 (l1-svm)."""
     _rescale = False
 
@@ -279,13 +291,18 @@ class L1MKL(CombinedKernelModel):
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
                  tol=1e-4,            # relative gap at which the SILP stops
-                 max_iter=300):       # maximum number of cutting planes (SVM solves)
+                 max_iter=300,        # maximum number of cutting planes (SVM solves)
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
         self.C = C
         self.normalize = normalize
         self.center = center
         self.tol = tol
         self.max_iter = max_iter
+        self.memory_budget = memory_budget
+
+    _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def _second_stage(self):
         return SVC(kernel="precomputed", C=self.C)
@@ -301,13 +318,51 @@ class L1MKL(CombinedKernelModel):
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
+@patch
+def fit(self: L1MKL,
+        X,  # (m, d) training inputs
+        y,  # (m,) binary labels
+        ):
+    "Learn the weights and fit the SVM on the exact stack when it fits `memory_budget`; else the low-rank path."
+    self._validate_params()
+    self.low_rank_ = None
+    if not self._stack_over_budget(X):
+        return CombinedKernelModel.fit(self, X, y)
+    from mklbook.lowrank import _fit_low_rank_lp
+    X, y = self._validate_fit(X, y, params=False)
+    self.classes_ = check_classification_target(y, type(self).__name__, binary=True)
+    return _fit_low_rank_lp(self, X, np.where(y == self.classes_[1], 1.0, -1.0), 1.0)
+
+
+@patch
+def decision_function(self: L1MKL,
+                      X,  # (n, d) test inputs
+                      ):
+    "The SVM's decision values on the combined test kernel (the low-rank model's past the memory budget)."
+    if getattr(self, "low_rank_", None) is not None:
+        check_is_fitted(self, "weights_")
+        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    return CombinedKernelModel.decision_function(self, X)
+
+
+@patch
+def predict(self: L1MKL,
+            X,  # (n, d) test inputs
+            ):
+    "Labels: the SVM's predictions (the sign of the low-rank model's decision values past the memory budget)."
+    if getattr(self, "low_rank_", None) is not None:
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+    return CombinedKernelModel.predict(self, X)
+
 # %% ../nbs/12_baselines.ipynb #1fac09de
 class L2KRRMKL(CombinedKernelModel):
     r"""L2-regularised KRR MKL for regression ($\mu_0=0$): `l2_krr_mkl` on the bank's kernels, then KRR at its weights.
 
     $$\min_{\mu\ge0,\ \lVert\mu\rVert_2\le\Lambda}\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y$$
 
-    Targets are centered and each base kernel is rescaled to trace $m$ after the bank's normalisation.
+    Targets are centered and each base kernel is rescaled to trace $m$ after the bank's normalisation. When the stack
+    ($8pm^2$ bytes) and the combined kernel would exceed `memory_budget`, the same fixed point runs on a low-rank bank with
+    each KRR solved in feature space (`low_rank_` holds the model; None on the exact path).
 
     Reference: cortes2009l2; cortes2012alignment, Sec. 5 (l2-krr)."""
     _rescale = False
@@ -317,17 +372,20 @@ class L2KRRMKL(CombinedKernelModel):
                  Lambda=1.0,          # radius of the L2 ball of mu
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
-                 tol=1e-8):           # fixed-point residual at which `l2_krr_mkl` stops
+                 tol=1e-8,            # fixed-point residual at which `l2_krr_mkl` stops
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
         self.lam = lam
         self.Lambda = Lambda
         self.normalize = normalize
         self.center = center
         self.tol = tol
+        self.memory_budget = memory_budget
 
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
                                     "lam": [NumberInterval(Real, 0, None, closed="neither")],
-                                    "Lambda": [NumberInterval(Real, 0, None, closed="neither")]}
+                                    "Lambda": [NumberInterval(Real, 0, None, closed="neither")],
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def _second_stage(self):
         return KernelRidge(kernel="precomputed", alpha=self.lam)
@@ -338,3 +396,30 @@ class L2KRRMKL(CombinedKernelModel):
                                   scale=scale)
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
+
+
+@patch
+def fit(self: L2KRRMKL,
+        X,  # (m, d) training inputs
+        y,  # (m,) real targets
+        ):
+    "Learn the weights and fit KRR on the exact stack when it fits `memory_budget`; else the low-rank path."
+    self._validate_params()
+    self.low_rank_ = None
+    if not self._stack_over_budget(X):
+        return CombinedKernelModel.fit(self, X, y)
+    from mklbook.lowrank import _fit_low_rank_l2krr
+    X, y = self._validate_fit(X, y, y_numeric=True, params=False)
+    self.y_mean_ = float(np.mean(y))
+    return _fit_low_rank_l2krr(self, X, y.astype(np.float64))
+
+
+@patch
+def predict(self: L2KRRMKL,
+            X,  # (n, d) test inputs
+            ):
+    "KRR predictions at the learned weights (the low-rank model's past the memory budget)."
+    if getattr(self, "low_rank_", None) is not None:
+        check_is_fitted(self, "weights_")
+        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    return CombinedKernelModel.predict(self, X)

@@ -22,19 +22,19 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .baselines import _check_mkl_stack
 from .estimators import CombinedKernelModel, NumberInterval
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
-                             check_stack, check_weights)
+                             check_stack, check_weights, stack_combine, stack_quad)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
 from .solvers import (KernelExpansionResult, SolverError, _check_C, _check_targets, apply_certificate,
                              simplex_cutting_planes, solve_lp, svm_dual)
 
 # %% auto #0
-__all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'two_layer_mkl', 'LpMKL', 'GMKL',
-           'NLMKL', 'IKL', 'TwoLayerMKL']
+__all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'lp_mkl_square', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'two_layer_mkl',
+           'LpMKL', 'GMKL', 'NLMKL', 'IKL', 'TwoLayerMKL']
 
 # %% ../nbs/14_classic_mkl.ipynb #d8accf93
 @dataclass(repr=False, eq=False)
@@ -211,6 +211,31 @@ def _kloft_step(theta, q, p, omega):
     z[on] = (1 - omega) * np.log(theta[on]) + omega * np.log(fp[on])
     return norm_p(np.exp(z - z[on].max())), fp
 
+# %% ../nbs/14_classic_mkl.ipynb #df504cd1
+def _kloft_loop(solve, P, p, tol, max_iter, accelerate):
+    """Kloft's alternation with log-space over-relaxation, shared by the hinge and the square loss. `solve(theta, gap)`
+    returns `(primal, J(theta), lin, q, payload)`: the machine's primal value at `theta`, the value J(theta) of its dual,
+    the part of the dual objective that does not involve the kernels, and q_k = c' K_k c. Returns the best theta, its
+    payload and primal value, the best lower bound lin - ||q||_{p*} / 2, the history and the iterations."""
+    theta = np.full(P, P ** (-1.0 / p))
+    upper, lower, gap, best, hist, omega, last = np.inf, -np.inf, np.inf, None, [], 1.0, None
+    for it in range(1, max_iter + 1):
+        primal, value, lin, q, payload = solve(theta, gap)
+        if primal < upper:
+            upper, best = primal, (theta.copy(), payload)
+        lower = max(lower, lin - 0.5 * _dual_norm(q, p))
+        hist.append(upper)
+        gap = (upper - lower) / max(1.0, abs(upper))
+        if gap <= tol:
+            break
+        if last is not None and value > last[0]:           # the extrapolated step did worse: back to the plain update
+            theta, omega, last = last[1], 1.0, None
+            continue
+        theta, fp = _kloft_step(theta, q, p, omega)
+        last = (value, fp)
+        omega = min(2 * omega, 64.0) if accelerate else 1.0
+    return best[0], best[1], upper, lower, np.array(hist), it
+
 # %% ../nbs/14_classic_mkl.ipynb #89870c64
 def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
            y,                      # (m,) binary labels
@@ -244,31 +269,125 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     C, tol = check_positive(C, "C"), check_positive(tol, "tol")
     svm_tol, max_iter = check_positive(svm_tol, "svm_tol"), check_int(max_iter, "max_iter")
     orc = _SVMOracle(Ks, y, C)
-    theta = np.full(P, P ** (-1.0 / p))
-    upper, lower, gap, best, hist, omega, last = np.inf, -np.inf, np.inf, None, [], 1.0, None
-    for it in range(1, max_iter + 1):
+
+    def solve(theta, gap):                                  # the SVM at theta, as accurate as the outer gap needs
         r = orc.solve(theta, _inner_tol(gap, svm_tol))
-        q = orc.quad(r.coef)
-        if r.primal < upper:
-            upper, best = r.primal, (theta.copy(), r)
-        lower = max(lower, float(r.alpha.sum()) - 0.5 * _dual_norm(q, p))
-        hist.append(upper)
-        gap = (upper - lower) / max(1.0, abs(upper))
-        if gap <= tol:
-            break
-        if last is not None and r.objective > last[0]:    # the extrapolated step did worse: back to the plain update
-            theta, omega, last = last[1], 1.0, None
-            continue
-        theta, fp = _kloft_step(theta, q, p, omega)
-        last = (r.objective, fp)
-        omega = min(2 * omega, 64.0) if accelerate else 1.0
-    theta_b, r = best
+        return r.primal, r.objective, float(r.alpha.sum()), orc.quad(r.coef), r
+
+    theta_b, r, upper, lower, hist, it = _kloft_loop(solve, P, p, tol, max_iter, accelerate)
     r = orc.certified(theta_b, r, svm_tol)                  # the machine returned is certified to svm_tol
     upper = min(upper, r.primal)
     gap = (upper - lower) / max(1.0, abs(upper))
     res = MKLSolution(objective=upper, weights=theta_b, alpha=r.alpha, coef=r.coef, bias=r.bias, lower=lower,
-                      n_iter=it, n_solves=orc.n_solves, history=np.array(hist), solver=f"lp_mkl(p={p:g})",
+                      n_iter=it, n_solves=orc.n_solves, history=hist, solver=f"lp_mkl(p={p:g})",
                       machine_gap=r.gap)
+    return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
+
+# %% ../nbs/14_classic_mkl.ipynb #4c07cbc6
+def _square_features_solver(G, h, yy, col, C):
+    r"""`solve(theta, gap)` for `_kloft_loop`: the square-loss machine at `theta` in the space of q centered features.
+
+    With $\mathbf D=\mathrm{diag}(\theta_{k(j)})$, $\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c$, $\mathbf h=\boldsymbol\Phi^{c\top}\mathbf y_c$:
+    $\mathbf u=\mathbf D^{1/2}(\mathbf D^{1/2}\mathbf G\mathbf D^{1/2}+\mathbf I/C)^{-1}\mathbf D^{1/2}\mathbf h$, residual
+    $\mathbf e=\mathbf y_c-\boldsymbol\Phi^c\mathbf u$, dual $\mathbf c=C\mathbf e$; $\boldsymbol\Phi^{c\top}\mathbf c=C(\mathbf h-\mathbf G\mathbf u)$ and
+    $\lVert\mathbf e\rVert^2=\lVert\mathbf y_c\rVert^2-2\mathbf h^\top\mathbf u+\mathbf u^\top\mathbf G\mathbf u$: O(q^3) per solve, nothing of size m."""
+    q_dim = G.shape[0]
+
+    def solve(theta, gap):
+        d = np.sqrt(theta[col])
+        A = G * np.outer(d, d)
+        A[np.diag_indices(q_dim)] += 1.0 / C
+        v = sla.cho_solve(sla.cho_factor(A, overwrite_a=True, check_finite=False), d * h, check_finite=False)
+        u = d * v                                          # weights of the centered features
+        Gu = G @ u
+        ee = max(yy - 2.0 * h @ u + u @ Gu, 0.0)           # ||e||^2
+        q = C * C * np.bincount(col, weights=(h - Gu) ** 2, minlength=len(theta))   # c' K_k c
+        primal = 0.5 * v @ v + 0.5 * C * ee
+        lin = C * (yy - h @ u) - 0.5 * C * ee              # y'c - ||c||^2 / (2C)
+        return primal, lin - 0.5 * theta @ q, lin, q, u
+    return solve
+
+
+def _square_kernel_solver(Ks, y, C):
+    "`solve(theta, gap)` for `_kloft_loop`: the square-loss machine at `theta` on an array stack, by one (m+1) system."
+    m = len(y)
+
+    def solve(theta, gap):
+        A = np.empty((m + 1, m + 1))
+        A[:m, :m] = stack_combine(Ks, theta)
+        A[np.diag_indices(m)] += 1.0 / C
+        A[m, :m] = A[:m, m] = 1.0
+        A[m, m] = 0.0
+        sol = np.linalg.solve(A, np.r_[y, 0.0])
+        c, b = sol[:m], sol[m]
+        cKc = float(c @ stack_combine(Ks, theta) @ c)
+        lin = float(y @ c - c @ c / (2 * C))
+        return 0.5 * cKc + c @ c / (2 * C), lin - 0.5 * cKc, lin, np.maximum(stack_quad(Ks, c), 0.0), (c, b)
+    return solve
+
+
+def _square_mkl(solve, P, p, tol, max_iter, accelerate=True):
+    """Square-loss Lp-MKL from its machine `solve`: p > 1 by `_kloft_loop`; p = 1 by the level method's cutting planes
+    on the simplex (each exact solve gives the cut J(mu') >= lin - q.mu'/2, tight at mu), where the alternation is
+    sublinear. Returns theta, the payload there, the upper and lower bounds, the history and the iterations."""
+    if p > 1 or not accelerate:
+        return _kloft_loop(solve, P, p, tol, max_iter, accelerate)
+
+    def oracle(mu):
+        _, _, lin, q, payload = solve(mu, 0.0)
+        return lin, 0.5 * q, payload
+
+    cp_ = simplex_cutting_planes(oracle, np.full(P, 1.0 / P), tol=tol, max_iter=max_iter, gap_floor=1.0, warn=False,
+                                 name="lp_mkl_square", level=0.3)
+    return cp_.x, cp_.payload, cp_.objective, cp_.lower, cp_.history, cp_.n_iter
+
+
+def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels (PSD), or a FeatureStack
+                  y,                      # (m,) real targets (+-1 for classification)
+                  p: float = 2.0,         # norm of the weights, p >= 1 (1: the L1 ball)
+                  C: float = 1.0,         # weight of the squared residuals (the ridge is 1/C)
+                  tol: float = 1e-6,      # relative duality gap at which to stop
+                  max_iter: int = 2000,   # machine solves (one per iteration)
+                  accelerate: bool = True,  # over-relax the update (p = 1: the level method); False: Kloft's plain alternation
+                  psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
+                  warn: bool = True,      # ConvergenceWarning unless certified
+                  ) -> MKLSolution:
+    r"""Lp-norm MKL with the square loss: Kloft's alternation around a kernel ridge machine with an offset, certified by a duality gap.
+
+    $$\min_{\theta\ge0,\ \lVert\theta\rVert_p\le1}\ \min_{\mathbf w,b}\ \tfrac12\sum_k\frac{\lVert\mathbf w_k\rVert^2}{\theta_k}
+    +\frac C2\sum_i\big(y_i-\textstyle\sum_k\mathbf w_k^\top\phi_k(x_i)-b\big)^2,$$
+    $$D(\mathbf c)=\mathbf y^\top\mathbf c-\frac{\lVert\mathbf c\rVert^2}{2C}-\tfrac12\big\lVert(\mathbf c^\top\mathbf K_k\mathbf c)_k\big\rVert_{p^*}
+    \quad(\mathbf 1^\top\mathbf c=0)$$
+    is a lower bound at every machine seen; the upper bound is the machine's primal value at the best $\theta$. The update
+    of $\theta$ is `lp_mkl`'s ($\lVert\mathbf w_k\rVert=\theta_k\sqrt{\mathbf c^\top\mathbf K_k\mathbf c}$); at $p=1$, where that
+    alternation converges sublinearly, the level method's cutting planes on the simplex (the cuts are the same bounds). On a `FeatureStack`
+    each solve is a $q\times q$ system in the $q$ feature columns (nothing of size $m$ after one pass over the features):
+    the large-$m$ path of `LpMKL` and `L1MKL`. On an array stack, one $(m+1)$ linear system per solve (the reference).
+
+    Reference: kloft2011lp, Sec. 4 (any convex loss; the analytic update); suykens1999 (the square-loss SVM)."""
+    t0 = time.perf_counter()
+    _refuse_allow(psd, "lp_mkl_square", "its update takes square roots of c' K_k c")
+    Ks, _ = _check_mkl_stack(Ks, psd)
+    P, m, _ = Ks.shape
+    y = _check_targets(y, m)
+    p = _check_p(p)
+    C, tol = check_positive(C, "C"), check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter")
+    if isinstance(Ks, FeatureStack):
+        Pc = Ks.Phi - Ks.Phi.mean(axis=0)
+        yc = y - y.mean()
+        solve = _square_features_solver(Pc.T @ Pc, Pc.T @ yc, float(yc @ yc), Ks._col_kernel, C)
+    else:
+        solve = _square_kernel_solver(Ks, y, C)
+    theta, sol, upper, lower, hist, it = _square_mkl(solve, P, p, tol, max_iter, accelerate)
+    if isinstance(Ks, FeatureStack):                         # the kernel expansion of f = Phi^c u + mean(y)
+        c = C * (yc - Pc @ sol)
+        b = float(y.mean() - Ks.Phi.mean(axis=0) @ sol)
+    else:
+        c, b = sol
+    gap = (upper - lower) / max(1.0, abs(upper))
+    res = MKLSolution(objective=upper, weights=theta, alpha=c, coef=c, bias=b, lower=lower, n_iter=it, n_solves=it,
+                      history=hist, solver=f"lp_mkl_square(p={p:g})", machine_gap=0.0)
     return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/14_classic_mkl.ipynb #efa135d3
@@ -851,6 +970,7 @@ class _BinaryMKL(CombinedKernelModel):
     """One-stage binary SVM MKL on the bank's kernels at trace m. The model is the SVM the solver certified at the
     learned weights (`result_.coef`, `result_.bias`, its gap `result_.machine_gap`): no second SVM is trained."""
     _rescale = False
+    _low_rank_p = None   # the norm p of the low-rank path (`mklbook.lowrank._fit_low_rank_lp`), where there is one
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints}
 
     def _second_stage(self):             # the model's kind (a classifier with a decision function), for scikit-learn
@@ -870,6 +990,10 @@ class _BinaryMKL(CombinedKernelModel):
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two.")
+        self.low_rank_ = None
+        if self._low_rank_p is not None and self._stack_over_budget(X):
+            from mklbook.lowrank import _fit_low_rank_lp
+            return _fit_low_rank_lp(self, X, np.where(y == self.classes_[1], 1.0, -1.0), self._low_rank_p)
         Ks = self._fit_bank(X)
         mu = self._learn_weights(Ks, y)                  # sets result_; Ks is now in the solver's scaling
         if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
@@ -895,7 +1019,10 @@ class _BinaryMKL(CombinedKernelModel):
 
     def decision_function(self, X,  # (n, d) test inputs
                           ) -> np.ndarray:  # (n,) positive: classes_[1]
-        "The certified SVM's decision values $K_\\mu(X, X_{train})\\,c+b$."
+        "The certified SVM's decision values $K_\\mu(X, X_{train})\\,c+b$ (the low-rank model's past the memory budget)."
+        if getattr(self, "low_rank_", None) is not None:
+            check_is_fitted(self, "weights_")
+            return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
         return self._combined_test_kernel(X) @ self.result_.coef + self.result_.bias
 
     def predict(self, X,  # (n, d) test inputs
@@ -913,9 +1040,17 @@ class LpMKL(_BinaryMKL):
     \alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha$$
 
     Defaults: `default_bank(X)`, each kernel centered and at trace m, p = 2, C = 1.
+
+    **Memory budget.** The stack takes $8pm^2$ bytes. When it and the combined kernel would exceed `memory_budget`, the
+    estimator switches to a low-rank bank (`LowRankBank`: Nyström features, 200 directions per kernel) and solves the same
+    $L_p$ problem with the square loss in feature space (`lp_mkl_square`, certified by its own gap); `low_rank_` holds that
+    model (None on the exact path). This chapter measures what the switch costs in accuracy
+    ("Past the memory budget").
     Reference: kloft2011lp; xu2010glmkl."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
-                                    "p": [NumberInterval(Real, 1, np.inf, closed="left")]}
+                                    "p": [NumberInterval(Real, 1, np.inf, closed="left")],
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
+    _low_rank_p = property(lambda self: self.p)       # the norm of the low-rank path
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  p=2.0,               # norm of the weights, a real >= 1 (1: L1-MKL)
@@ -923,7 +1058,8 @@ class LpMKL(_BinaryMKL):
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
                  tol=1e-3,            # relative duality gap at which to stop
-                 max_iter=2000):      # SVM solves
+                 max_iter=2000,       # SVM solves
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
         self.p = p
         self.C = C
@@ -931,6 +1067,7 @@ class LpMKL(_BinaryMKL):
         self.center = center
         self.tol = tol
         self.max_iter = max_iter
+        self.memory_budget = memory_budget
 
     def _solve(self, Ks, y):
         return lp_mkl(Ks, y, p=self.p, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")

@@ -20,7 +20,7 @@ from sklearn.svm import SVC, SVR
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
@@ -114,6 +114,16 @@ def _set_weights(self: KernelStackEstimator, mu, scale: float = 1.0):
         self.weights_, self.kernel_scale_ = np.full(mu.shape, 1.0 / mu.size), 0.0
     else:
         self.weights_, self.kernel_scale_ = mu / total, float(scale) * total
+
+
+@patch
+def _stack_over_budget(self: KernelStackEstimator, X) -> bool:
+    "Whether the `(p, m, m)` training stack and one combined kernel would exceed `memory_budget` bytes (None: never)."
+    budget = getattr(self, "memory_budget", None)
+    if budget is None:
+        return False
+    m, p = _num_samples(X), KernelBank(self.kernels).n_kernels
+    return 8.0 * m * m * (p + 1) > budget
 
 # %% ../nbs/04_estimators.ipynb #1553b93b
 def check_classification_target(y,                   # (m,) labels as given

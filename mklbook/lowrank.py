@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -30,13 +31,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from .solvers import apply_certificate
 from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
 from .kernels import (_VANISH, FeatureStack, Gaussian, Kernel, KernelBank, check_array_2d, check_int,
                              kernel_list, standardize_stats)
 
 
 # %% auto #0
-__all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_moments', 'lowrank_alignment_stats', 'LowRankAlignMKL']
+__all__ = ['LowRankBank', 'FeatureMoments', 'accumulate_moments', 'feature_moments', 'lowrank_alignment_stats', 'LowRankAlignMKL',
+           'LowRankMachine']
 
 # %% ../nbs/61_lowrank.ipynb #b4f266bd
 class LowRankBank(TransformerMixin, BaseEstimator):
@@ -675,21 +678,29 @@ def _fit_targets(self: LowRankAlignMKL, X, y, classify):
     return X, y, y[:, None]
 
 
-@patch
-def _learn_mu(self: LowRankAlignMKL, mom, Y, exact_trace):
-    "`(mu, c)`: the weights of `method` on the trace-normalised centered kernels, `c` their normalising factors."
-    a, M = mom.alignment_stats()
-    tr = mom.traces()
-    dead = tr <= _VANISH * np.maximum(exact_trace, 0.0)     # the centered features are round-off next to the kernel
+def _vanished_kernels(bank: LowRankBank, X, mom: FeatureMoments, owner: str) -> np.ndarray:
+    """Which kernels' low-rank features have no centered variance on `X` (below 1e-11 of the kernel's trace): an error
+    naming the fix when all do, a warning naming them otherwise (they get weight 0)."""
+    exact_trace = bank._evaluator(bank.kernels_)._raw_diag(X).sum(axis=1)
+    dead = mom.traces() <= _VANISH * np.maximum(exact_trace, 0.0)
     why = ("their low-rank features have no centered variance (below 1e-11 of the kernel's trace): a kernel constant on "
            "the sample, e.g. a Gaussian far too wide for the features, or one so narrow that no landmark sees the rows")
     if dead.all():
-        raise ValueError(f"every kernel vanishes on the training set after centering: {why}. Standardise the features, "
-                         "or use the default bank (kernels=None), which adapts to the data.")
+        raise ValueError(f"{owner}: every kernel vanishes on the training set after centering: {why}. Standardise the "
+                         "features, or use the default bank (kernels=None), which adapts to the data.")
     if dead.any():
-        names = [repr(self.bank_.kernels_[i]) for i in np.flatnonzero(dead)]
-        warnings.warn(f"kernel(s) {names} vanish on the training set after centering ({why}); they get weight 0. "
-                      "Drop them from the bank.", RuntimeWarning, stacklevel=3)
+        names = [repr(bank.kernels_[i]) for i in np.flatnonzero(dead)]
+        warnings.warn(f"{owner}: kernel(s) {names} vanish on the training set after centering ({why}); they get weight 0. "
+                      "Drop them from the bank.", RuntimeWarning, stacklevel=4)
+    return dead
+
+
+@patch
+def _learn_mu(self: LowRankAlignMKL, mom, Y, X):
+    "`(mu, c)`: the weights of `method` on the trace-normalised centered kernels, `c` their normalising factors."
+    a, M = mom.alignment_stats()
+    tr = mom.traces()
+    dead = _vanished_kernels(self.bank_, X, mom, type(self).__name__)
     c = np.where(dead, 0.0, 1.0 / np.where(dead, 1.0, tr))  # trace normalisation of the centered kernels
     a, M = a * c, M * np.outer(c, c)
     self.alignf_ = None
@@ -728,8 +739,7 @@ def fit(self: LowRankAlignMKL,
     self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.landmarks, self.oversampling,
                              self.random_state).fit(X)
     mom = feature_moments(self.bank_, X, Y, self.chunk_size)
-    exact_trace = self.bank_._evaluator(self.bank_.kernels_)._raw_diag(X).sum(axis=1)
-    mu, c = self._learn_mu(mom, Y, exact_trace)
+    mu, c = self._learn_mu(mom, Y, X)
     self.mu_ = mu
     s = m / mu.sum()                                         # combined kernel at trace m (mean diagonal one)
     self.weights_, self.kernel_scale_ = mu / mu.sum(), float(s * mu.sum())   # K = kernel_scale_ sum_k weights_k K_k
@@ -823,3 +833,98 @@ def score(self: LowRankAlignMKL,
           ):
     "Accuracy (classification) or $R^2$ (regression)."
     return accuracy_score(y, self.predict(X)) if is_classifier(self._second_stage()) else r2_score(y, self.predict(X))
+
+# %% ../nbs/61_lowrank.ipynb #b8b1cc2b
+@dataclass(eq=False)
+class LowRankMachine:
+    r"""The model of a one-stage MKL estimator past its memory budget: $f(x)=(\phi(x)-\bar\phi)^\top\mathbf w+b$.
+
+    $\phi$ stacks the feature blocks of `bank` (`LowRankBank.features_of`), $\bar\phi$ their training means; the learned
+    kernel weights are folded into $\mathbf w$. Evaluated in row chunks.
+
+    Reference: williams2001 (Nyström features)."""
+    bank: LowRankBank     # the fitted bank
+    mean: np.ndarray      # (q,) training means of the features
+    coef: np.ndarray      # (q,) weights w of the centered features
+    bias: float           # offset b
+
+    def decision_function(self, X,  # (n, d) inputs, validated by the estimator
+                          ) -> np.ndarray:  # (n,) decision values (regression: predictions)
+        "Decision values $(\\phi(x)-\\bar\\phi)^\\top\\mathbf w+b$, row chunk by row chunk."
+        out = np.empty(X.shape[0])
+        for rows, Phi in self.bank.chunks(X):
+            out[rows] = (Phi - self.mean) @ self.coef + self.bias
+        return out
+
+
+def _low_rank_problem(est, X, t):
+    r"""The low-rank bank of `est.kernels` on `X` and the moments of its features with the targets `t`, each centered
+    kernel at trace m as on the exact paths: `(bank, mom, scale, col, G, h, yy)` with the per-kernel factors `scale`, the
+    column-to-kernel map `col`, and $\mathbf G,\mathbf h,\lVert\mathbf t_c\rVert^2$ of the scaled features."""
+    m = X.shape[0]
+    bank = LowRankBank(est.kernels).fit(X)                    # refuses kernels that are not PSD (no feature map)
+    mom = feature_moments(bank, X, t)
+    dead = _vanished_kernels(bank, X, mom, type(est).__name__)
+    tr = mom.traces()
+    scale = np.where(dead, 0.0, m / np.where(dead, 1.0, tr))
+    col = np.empty(mom.gram.shape[0], dtype=np.intp)
+    for k, b in enumerate(bank.blocks_):
+        col[b] = k
+    sc = np.sqrt(scale[col])
+    yy = float(np.sum((t - mom.target_mean[0]) ** 2))
+    return bank, mom, scale, col, mom.gram * np.outer(sc, sc), mom.cross[:, 0] * sc, yy
+
+
+def _finish_low_rank(est, bank, mom, scale, col, mu, u, bias):
+    """Store the low-rank model (`low_rank_`, `bank_`) and `weights_`, the weights `mu` of the centered kernels at trace m
+    (the exact paths' `weights_` with the default normalize='trace'); warn when every kernel in use is diagonal."""
+    active = np.flatnonzero(mu > 0)
+    if active.size and (bank.offdiag_[active] <= _DIAGONAL).all():
+        _warn_diagonal(type(est).__name__, [bank.kernels_[k] for k in active], "on the landmarks")
+    est.bank_ = bank
+    est.low_rank_ = LowRankMachine(bank, mom.mean, np.sqrt(scale[col]) * u, float(bias))
+    est._set_weights(mu)
+    return est
+
+
+def _fit_low_rank_lp(est, X, s, p: float):
+    r"""`LpMKL` / `L1MKL` past the memory budget: `lp_mkl_square` in the space of the low-rank features (one pass over
+    the rows for the moments, then $q\times q$ solves). `X` validated, `s` the labels as $\pm1$, `p` the norm."""
+    from mklbook.classic_mkl import MKLSolution, _square_features_solver, _square_mkl
+    t0, name = time.perf_counter(), type(est).__name__
+    bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, s)
+    solve = _square_features_solver(G, h, yy, col, est.C)
+    theta, u, upper, lower, hist, it = _square_mkl(solve, len(scale), p, est.tol, est.max_iter)
+    gap = (upper - lower) / max(1.0, abs(upper))
+    est.result_ = apply_certificate(
+        MKLSolution(objective=upper, weights=theta, lower=lower, n_iter=it, n_solves=it, history=hist, machine_gap=0.0,
+                    solver=f"lp_mkl_square(p={p:g}) on a low-rank bank"), gap, est.tol, t0, False, "max_iter")
+    if est.result_.status != "optimal":
+        warnings.warn(f"{name}: the low-rank Lp-MKL stopped after {it} iterations with relative gap {gap:.1e} > "
+                      f"{est.tol:g}; raise max_iter.", ConvergenceWarning, stacklevel=3)
+    est.n_iter_ = it
+    return _finish_low_rank(est, bank, mom, scale, col, theta, u, mom.target_mean[0])
+
+
+def _fit_low_rank_l2krr(est, X, y):
+    r"""`L2KRRMKL` past the memory budget: `l2_krr_mkl`'s fixed point with each KRR solved in feature space (the KRR dual
+    on centered targets is the square-loss machine's $\mathbf c$ at $C=1/\lambda$, so $v_k=\mathbf c^\top\mathbf K_k\mathbf c$ is a q-vector norm)."""
+    from mklbook.baselines import MKLResult, _l2_fixed_point
+    from mklbook.classic_mkl import _square_features_solver
+    bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, y)
+    solve = _square_features_solver(G, h, yy, col, 1.0 / est.lam)
+
+    def krr(mu):                                          # the KRR at mu: u (feature weights), v = (c' K_k c)_k
+        _, _, _, q, u = solve(mu, 0.0)
+        return u, q
+
+    mu, u, res, it, n_solves = _l2_fixed_point(krr, np.zeros(len(scale)), est.Lambda, est.tol, 500, 0.5)
+    status = "optimal" if res <= est.tol else "max_iter"
+    if status != "optimal":
+        warnings.warn(f"{type(est).__name__}: the low-rank fixed point stopped after {it} iterations with residual "
+                      f"{res:.1e} > {est.tol:.0e}.", ConvergenceWarning, stacklevel=3)
+    est.result_ = MKLResult(weights=mu, alpha=None, bias=0.0, objective=float(yy - h @ u) / est.lam, status=status,
+                            gap=float(res),
+                            n_iter=it, n_solves=n_solves)
+    est.n_iter_ = it
+    return _finish_low_rank(est, bank, mom, scale, col, mu, u, mom.target_mean[0])

@@ -13,7 +13,8 @@ KS = [Gaussian(0.1), Gaussian(1.0)]
 
 # all of scikit-learn's checks apply; L1MKL declares itself binary-only (tag multi_class=False), so the checks use
 # binary problems for it
-@parametrize_with_checks([UniformMKL(KS), L1MKL(KS), L2KRRMKL(KS)])
+@parametrize_with_checks([UniformMKL(KS), L1MKL(KS), L1MKL(KS, memory_budget=1.0), L2KRRMKL(KS),
+                          L2KRRMKL(KS, memory_budget=1.0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -78,3 +79,19 @@ def test_part2_estimators_refuse_non_psd_kernels(make):
     y = np.sign(X[:, 0]) if make in ("UniformMKL", "L1MKL", "AlignMKL") else X[:, 0]
     with pytest.raises(ValueError, match="Sigmoid.*not PSD"):
         est.fit(X, y)
+
+
+def test_l2krrmkl_past_the_memory_budget_solves_the_same_problem_when_the_features_are_exact():
+    from sklearn.datasets import make_friedman1
+    X, y = make_friedman1(300, 10, noise=1.0, random_state=0)
+    X0 = X.copy()
+    exact, low = L2KRRMKL().fit(X[:150], y[:150]), L2KRRMKL(memory_budget=1.0).fit(X[:150], y[:150])
+    assert exact.low_rank_ is None and low.low_rank_ is not None and np.array_equal(X, X0)
+    assert low.result_.status == "optimal"
+    np.testing.assert_allclose(low.weights_, exact.weights_, atol=1e-8)      # 150 rows < 200 directions: exact features
+    np.testing.assert_allclose(low.predict(X[150:]), exact.predict(X[150:]), atol=1e-8)
+    assert abs(low.result_.objective - exact.result_.objective) <= 1e-8 * exact.result_.objective
+    big = L2KRRMKL(memory_budget=1.0).fit(X[:250], y[:250])                   # 250 rows: approximate features
+    assert big.score(X[250:], y[250:]) >= L2KRRMKL().fit(X[:250], y[:250]).score(X[250:], y[250:]) - 0.05
+    with pytest.raises(ValueError, match="features"):
+        low.predict(X[:5, :4])

@@ -8,7 +8,8 @@ from mklbook.baselines import l1_mkl
 from sklearn.utils._param_validation import InvalidParameterError
 
 from mklbook.classic_mkl import (GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL, _combine_into, _project_polyhedron,
-                                 _SVMOracle, _svm_hessian, combine_kernels, gmkl, ikl, lp_mkl, nlmkl, project_ball, two_layer_mkl)
+                                 _SVMOracle, _svm_hessian, combine_kernels, gmkl, ikl, lp_mkl, lp_mkl_square, nlmkl,
+                                 project_ball, two_layer_mkl)
 from mklbook.kernels import Gaussian, KernelBank, Polynomial, stack_quad
 from mklbook.solvers import ASSUMED, svm_dual
 
@@ -16,7 +17,7 @@ KS = [Gaussian(0.1), Gaussian(1.0)]
 
 
 # scikit-learn's checks; the classifiers are binary (tag multi_class=False), IKL searches one narrow Gaussian range
-@parametrize_with_checks([LpMKL(KS), LpMKL(KS, p=1), GMKL(KS), GMKL(KS, reg="l2"), NLMKL(KS),
+@parametrize_with_checks([LpMKL(KS), LpMKL(KS, p=1), LpMKL(KS, memory_budget=1.0), GMKL(KS), GMKL(KS, reg="l2"), NLMKL(KS),
                           IKL(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2), TwoLayerMKL(KS),
                           TwoLayerMKL(KS, p=2, class_weight="balanced")])
 def test_sklearn_compatible(estimator, check):
@@ -431,3 +432,69 @@ def test_decision_function_names_a_wrong_test_stack():
     with pytest.raises(ValueError, match="columns but the training set has"):
         r.decision_function(np.ones((len(Ks), 5, len(y) + 2)))
     np.testing.assert_allclose(r.decision_function(list(Ks[:, :5])), r.decision_function(Ks[:, :5]))
+
+
+def _feature_problem(m=70, seed=2):
+    "Three rank-8 kernels given by features, and +-1 labels."
+    from mklbook.kernels import FeatureStack
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, 3))
+    y = np.where(X[:, 0] * X[:, 1] + 0.3 * X[:, 2] > 0, 1.0, -1.0)
+    Phi = np.hstack([np.cos(X @ rng.standard_normal((3, 8)) * s + rng.uniform(0, 6, 8)) for s in (0.3, 1.0, 3.0)])
+    return FeatureStack(Phi, [np.arange(8 * k, 8 * k + 8) for k in range(3)]), y
+
+
+@pytest.mark.parametrize("p", [1.0, 1.5, 2.0, 4.0])
+def test_lp_mkl_square_in_feature_space_is_the_explicit_stack_solution_and_cvxpy_is_inside_its_interval(p):
+    FS, y = _feature_problem()
+    Phi0 = FS.Phi.copy()
+    fast, ref = lp_mkl_square(FS, y, p=p, tol=1e-9), lp_mkl_square(FS.toarray(), y, p=p, tol=1e-9)
+    assert fast.status == ref.status == "optimal" and np.array_equal(FS.Phi, Phi0)
+    assert abs(fast.objective - ref.objective) <= 1e-8 * ref.objective
+    np.testing.assert_allclose(fast.weights, ref.weights, atol=1e-6)
+    np.testing.assert_allclose(fast.decision_function(FS.toarray()), ref.decision_function(FS.toarray()), atol=1e-6)
+    assert abs(np.sum(fast.weights ** p) - 1) < 1e-9
+    m = len(y)
+    c, t = cp.Variable(m), cp.Variable(3)
+    pen = cp.max(t) if p == 1 else cp.norm(t, p / (p - 1))
+    prob = cp.Problem(cp.Maximize(y @ c - cp.sum_squares(c) / 2 - pen / 2),      # c'K_k c = ||Phi_k' c||^2
+                      [cp.sum(c) == 0] + [t[k] >= cp.sum_squares(FS.Phi[:, b].T @ c) for k, b in enumerate(FS.blocks)])
+    prob.solve(solver="CLARABEL")
+    assert fast.lower - 1e-6 <= prob.value <= fast.objective + 1e-6 * abs(prob.value)
+
+
+def test_lp_mkl_square_refuses_what_it_cannot_solve():
+    FS, y = _feature_problem()
+    with pytest.raises(ValueError, match="psd='allow' is not available"):
+        lp_mkl_square(FS.toarray(), y, psd="allow")
+    with pytest.raises(ValueError, match="p must be a number in"):
+        lp_mkl_square(FS, y, p=0.5)
+    with pytest.raises(ValueError, match="targets"):
+        lp_mkl_square(FS, y[:-1])
+    with pytest.warns(Warning, match="stopped|max_iter|gap"):
+        r = lp_mkl_square(FS, y, p=1, tol=1e-12, max_iter=2)
+    assert r.status == "max_iter" and r.lower <= r.objective
+
+
+@pytest.mark.parametrize("Est", ["LpMKL", "L1MKL"])
+def test_past_the_memory_budget_the_estimator_switches_to_low_rank_and_stays_close_to_exact(Est):
+    from sklearn.base import clone
+    from sklearn.datasets import make_classification
+    import pickle
+    from mklbook.baselines import L1MKL
+    E = {"LpMKL": LpMKL, "L1MKL": L1MKL}[Est]
+    X, y = make_classification(600, 10, n_informative=5, random_state=0)
+    X = X * np.r_[100.0, np.ones(9)]                       # raw, unscaled features
+    Xtr, ytr, Xte, yte = X[:400], y[:400], X[400:], y[400:]
+    exact, low = E().fit(Xtr, ytr), E(memory_budget=1e6).fit(Xtr, ytr)
+    assert exact.low_rank_ is None and low.low_rank_ is not None
+    assert low.result_.status == "optimal" and low.result_.lower <= low.result_.objective
+    assert abs(low.weights_.sum() - 1) < 1e-12 and (low.weights_ >= 0).all()
+    assert low.score(Xte, yte) >= exact.score(Xte, yte) - 0.05
+    assert set(low.predict(Xte)) <= set(ytr) and low.decision_function(Xte).shape == (200,)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(low)).predict(Xte), low.predict(Xte))
+    assert clone(low).get_params()["memory_budget"] == 1e6
+    with pytest.raises(ValueError, match="features"):
+        low.predict(Xte[:, :5])
+    with pytest.raises(InvalidParameterError, match="memory_budget"):
+        E(memory_budget=-1).fit(Xtr, ytr)
