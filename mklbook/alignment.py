@@ -19,7 +19,7 @@ from sklearn.metrics import r2_score
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterval
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
@@ -394,16 +394,45 @@ class AlignmentKRRResult:
                 f"{len(self.weights)}, status={self.status!r}, kkt={self.gap:.1e}, n_iter={self.n_iter})")
 
 # %% ../nbs/10_alignment.ipynb #3b3ce8f9
-def _eq9(Ks, y, mu, a, Q, gamma):
-    "Objective (9), its gradient, and alpha at mu."
-    K = np.tensordot(mu, Ks, axes=1)
-    K[np.diag_indices_from(K)] += 1.0
-    cf = cho_factor(K, lower=True, check_finite=False)
-    alpha = cho_solve(cf, y, check_finite=False)
-    b = np.einsum("i,kij,j->k", alpha, Ks, alpha)
-    F = float(y @ alpha - gamma * mu @ a + mu @ Q @ mu)
-    grad = -b - gamma * a + 2 * Q @ mu
-    return F, grad, alpha, b
+def _stack_krr(Ks, y):
+    "`krr(mu) -> (y'alpha, b, alpha)` with alpha = (K_mu + I)^{-1} y and b_k = alpha' K_k alpha, on an array stack."
+    def krr(mu):
+        K = np.tensordot(mu, Ks, axes=1)
+        K[np.diag_indices_from(K)] += 1.0
+        alpha = cho_solve(cho_factor(K, lower=True, check_finite=False), y, check_finite=False)
+        return float(y @ alpha), np.einsum("i,kij,j->k", alpha, Ks, alpha), alpha
+    return krr
+
+
+def _eq9(krr, mu, a, Q, gamma):
+    "Objective (9), its gradient, the KRR solution at mu (the solver's payload) and b_k = alpha' K_k alpha."
+    ya, b, alpha = krr(mu)
+    return float(ya - gamma * mu @ a + mu @ Q @ mu), -b - gamma * a + 2 * Q @ mu, alpha, b
+
+
+def _alignment_krr_loop(krr, a, Q, gamma, mu, tol, max_iter):
+    """The monotone fixed-point iteration of `alignment_krr` for any KRR solver `krr` (`_stack_krr`, or the low-rank
+    one): returns mu, the objective, the KRR payload, the relative KKT residual and the iterations."""
+    F, grad, alpha, b = _eq9(krr, mu, a, Q, gamma)
+    scale = lambda g: max(np.abs(g).max(), np.abs(b).max(), np.abs(gamma * a).max(), np.finfo(float).tiny)
+    kkt = lambda mu, g: float(np.abs(np.minimum(mu * max(np.diag(Q).max(), 1e-300), g)).max() / scale(g))
+    res, it = kkt(mu, grad), 0
+    while res > tol and it < max_iter:
+        it += 1
+        target, _, _ = nonneg_quadratic(Q, (b + gamma * a) / 2)
+        d = target - mu
+        eta = 1.0
+        while True:
+            cand = np.maximum(mu + eta * d, 0.0)
+            Fc, gc, ac, bc = _eq9(krr, cand, a, Q, gamma)
+            if Fc <= F - 1e-4 * eta * max(0.0, -(grad @ d)) or eta < 1e-8:
+                break
+            eta /= 2
+        if Fc > F + 1e-12 * abs(F):      # no decrease possible: numerically stationary
+            break
+        mu, F, grad, alpha, b = cand, Fc, gc, ac, bc
+        res = kkt(mu, grad)
+    return mu, F, alpha, res, it
 
 # %% ../nbs/10_alignment.ipynb #2c5f15a5
 def _alignment_krr_inputs(Ks, y, gamma, gamma1, gamma2, tol, max_iter, psd):
@@ -444,26 +473,7 @@ def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kerne
     if np.linalg.eigvalsh(Q).max() <= 0:
         raise ValueError("gamma1 = gamma2 = 0 leaves problem (9) unbounded below when gamma > 0: set gamma1 > 0 or gamma2 > 0.")
     mu = np.full(p, 1.0 / p) if mu0 is None else check_weights(mu0, p).copy()
-    F, grad, alpha, b = _eq9(Ks, y, mu, a, Q, gamma)
-    scale = lambda g: max(np.abs(g).max(), np.abs(b).max(), np.abs(gamma * a).max(), np.finfo(float).tiny)
-    kkt = lambda mu, g: float(np.abs(np.minimum(mu * max(np.diag(Q).max(), 1e-300), g)).max() / scale(g))
-    res = kkt(mu, grad)
-    it = 0
-    while res > tol and it < max_iter:
-        it += 1
-        target, _, _ = nonneg_quadratic(Q, (b + gamma * a) / 2)
-        d = target - mu
-        eta = 1.0
-        while True:
-            cand = np.maximum(mu + eta * d, 0.0)
-            Fc, gc, ac, bc = _eq9(Ks, y, cand, a, Q, gamma)
-            if Fc <= F - 1e-4 * eta * max(0.0, -(grad @ d)) or eta < 1e-8:
-                break
-            eta /= 2
-        if Fc > F + 1e-12 * abs(F):      # no decrease possible: numerically stationary
-            break
-        mu, F, grad, alpha, b = cand, Fc, gc, ac, bc
-        res = kkt(mu, grad)
+    mu, F, alpha, res, it = _alignment_krr_loop(_stack_krr(Ks, y), a, Q, gamma, mu, tol, max_iter)
     status = "optimal" if res <= tol else "max_iter"
     if status != "optimal":
         warnings.warn(f"alignment_krr stopped after {it} iterations with KKT residual {res:.1e} > {tol:.0e}.",
@@ -609,6 +619,7 @@ AlignMKL._forms_stack = True        # StreamedAlignMKL never forms the stack: it
 class AlignmentKRR(KernelStackEstimator):
     r"""Single-stage alignment KRR regressor $h(x)=\sum_{i=1}^m\alpha_iK_\mu(x,x_i)+\bar y$, with $(\mu,\alpha)$ solving (9).
 
+    Past `memory_budget` (the stack takes $8pm^2$ bytes), (9) is solved on a low-rank bank in feature space (`low_rank_`).
     Reference: cortes2012alignment, Sec. 3.4, Eq. (9)."""
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
@@ -617,7 +628,8 @@ class AlignmentKRR(KernelStackEstimator):
                  gamma2=1.0,          # the paper's gamma'' (weight of mu^T M mu)
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
-                 tol=1e-7):           # relative KKT residual at which `alignment_krr` stops
+                 tol=1e-7,            # relative KKT residual at which `alignment_krr` stops
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
         self.gamma = gamma
         self.gamma1 = gamma1
@@ -625,9 +637,11 @@ class AlignmentKRR(KernelStackEstimator):
         self.normalize = normalize
         self.center = center
         self.tol = tol
+        self.memory_budget = memory_budget
 
     _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints,
-                                    **{g: [NumberInterval(Real, 0, None, closed="left")] for g in ("gamma", "gamma1", "gamma2")}}
+                                    **{g: [NumberInterval(Real, 0, None, closed="left")] for g in ("gamma", "gamma1", "gamma2")},
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -641,6 +655,10 @@ class AlignmentKRR(KernelStackEstimator):
         "Solve (9) on standardised targets and trace-m kernels; store `weights_`, `dual_coef_` and `result_`."
         X, y = self._validate_fit(X, y, y_numeric=True)
         y = y.astype(np.float64)
+        self.low_rank_ = None
+        if self._stack_over_budget(X):
+            from mklbook.lowrank import _fit_low_rank_alignment_krr
+            return _fit_low_rank_alignment_krr(self, X, y)
         Ks = self._fit_bank(X)
         m = X.shape[0]
         self.y_mean_, self.y_scale_ = float(y.mean()), float(y.std())
@@ -663,6 +681,8 @@ class AlignmentKRR(KernelStackEstimator):
 def predict(self: AlignmentKRR, X):  # inputs (n, d)
     r"Predictions $h(x)=\sum_i\alpha_iK_\mu(x,x_i)+\bar y$ on new inputs."
     check_is_fitted(self, "weights_")
+    if getattr(self, "low_rank_", None) is not None:
+        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
     return self._combined_test_kernel(X) @ self.dual_coef_ + self.y_mean_
 
 

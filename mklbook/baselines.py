@@ -212,7 +212,7 @@ def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta):
         res = np.linalg.norm(mu - target) / Lambda
     return mu, r, res, it, it + 1
 
-
+# %% ../nbs/12_baselines.ipynb #ef35888e
 def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
                y,                    # (m,) real targets
                lam: float = 1.0,     # KRR ridge lambda
@@ -318,6 +318,7 @@ class L1MKL(CombinedKernelModel):
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
+# %% ../nbs/12_baselines.ipynb #5d7e2b57
 @patch
 def fit(self: L1MKL,
         X,  # (m, d) training inputs
@@ -413,7 +414,7 @@ def fit(self: L2KRRMKL,
     self.y_mean_ = float(np.mean(y))
     return _fit_low_rank_l2krr(self, X, y.astype(np.float64))
 
-
+# %% ../nbs/12_baselines.ipynb #20bf694a
 @patch
 def predict(self: L2KRRMKL,
             X,  # (n, d) test inputs

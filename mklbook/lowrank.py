@@ -886,7 +886,7 @@ def _finish_low_rank(est, bank, mom, scale, col, mu, u, bias):
     est._set_weights(mu)
     return est
 
-
+# %% ../nbs/61_lowrank.ipynb #df9fd852
 def _fit_low_rank_lp(est, X, s, p: float):
     r"""`LpMKL` / `L1MKL` past the memory budget: `lp_mkl_square` in the space of the low-rank features (one pass over
     the rows for the moments, then $q\times q$ solves). `X` validated, `s` the labels as $\pm1$, `p` the norm."""
@@ -928,3 +928,39 @@ def _fit_low_rank_l2krr(est, X, y):
                             n_iter=it, n_solves=n_solves)
     est.n_iter_ = it
     return _finish_low_rank(est, bank, mom, scale, col, mu, u, mom.target_mean[0])
+
+# %% ../nbs/61_lowrank.ipynb #2eab62bd
+def _fit_low_rank_alignment_krr(est, X, y):
+    r"""`AlignmentKRR` past the memory budget: problem (9) on a low-rank bank. The statistics $(\mathbf a,\mathbf M)$ come
+    from the moments, and each KRR solve $(\mathbf K_\mu+\mathbf I)^{-1}\mathbf y$ is the square-loss machine at $C=1$ in
+    feature space (centered kernels and targets: the offset is zero). `X` validated, `y` real."""
+    from mklbook.alignment import AlignmentKRRResult, _alignment_krr_loop
+    from mklbook.classic_mkl import _square_features_solver
+    est.y_mean_, est.y_scale_ = float(y.mean()), float(y.std())
+    if est.y_scale_ == 0:                                     # a constant target: predict it
+        bank = LowRankBank(est.kernels).fit(X)
+        est.bank_, est.result_, est.n_iter_ = bank, None, 0
+        est.low_rank_ = LowRankMachine(bank, np.zeros(bank.n_columns_), np.zeros(bank.n_columns_), est.y_mean_)
+        est._set_weights(np.ones(len(bank.blocks_)))
+        return est
+    t = (y - est.y_mean_) / est.y_scale_                     # standardised targets, as on the exact path
+    bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, t)
+    a, M = mom.alignment_stats()
+    a, M = a * scale, M * np.outer(scale, scale)             # the statistics of the centered kernels at trace m
+    Q = est.gamma2 * M + est.gamma1 * np.eye(len(a))
+    if np.linalg.eigvalsh(Q).max() <= 0:
+        raise ValueError("gamma1 = gamma2 = 0 leaves problem (9) unbounded below when gamma > 0: set gamma1 > 0 or gamma2 > 0.")
+    solve = _square_features_solver(G, h, yy, col, 1.0)
+
+    def krr(mu):                                              # (y'alpha, alpha' K_k alpha, u) in feature space
+        _, _, _, q, u = solve(mu, 0.0)
+        return float(yy - h @ u), q, u
+
+    mu, F, u, res, it = _alignment_krr_loop(krr, a, Q, est.gamma, np.full(len(a), 1.0 / len(a)), est.tol, 500)
+    status = "optimal" if res <= est.tol else "max_iter"
+    if status != "optimal":
+        warnings.warn(f"{type(est).__name__}: the low-rank problem (9) stopped after {it} iterations with KKT residual "
+                      f"{res:.1e} > {est.tol:.0e}.", RuntimeWarning, stacklevel=3)
+    est.result_ = AlignmentKRRResult(weights=mu, alpha=None, objective=F, status=status, gap=res, n_iter=it)
+    est.n_iter_ = it
+    return _finish_low_rank(est, bank, mom, scale, col, mu, u * est.y_scale_, est.y_mean_)

@@ -19,6 +19,7 @@ SMALL = [Gaussian(0.1), Gaussian(1.0), Gaussian(10.0)]
     AlignMKL(kernels=SMALL, method="align"),
     AlignMKL(kernels=SMALL, estimator=KernelRidge(kernel="precomputed")),
     AlignmentKRR(kernels=SMALL),
+    AlignmentKRR(kernels=SMALL, memory_budget=1.0),
 ])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
@@ -104,3 +105,19 @@ def test_a_kernel_that_memorises_the_sample_is_reported():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         AlignMKL().fit(X[:200], y[:200])                         # the default bank standardises: no warning
+
+
+def test_alignment_krr_past_the_memory_budget_solves_problem_9_in_feature_space():
+    from sklearn.datasets import make_friedman1
+    X, y = make_friedman1(400, 10, noise=1.0, random_state=0)
+    X0 = X.copy()
+    exact, low = AlignmentKRR().fit(X[:150], y[:150]), AlignmentKRR(memory_budget=1.0).fit(X[:150], y[:150])
+    assert exact.low_rank_ is None and low.low_rank_ is not None and np.array_equal(X, X0)
+    assert low.result_.status == "optimal"
+    np.testing.assert_allclose(low.weights_, exact.weights_, atol=1e-8)       # 150 rows < 200 directions: exact features
+    np.testing.assert_allclose(low.predict(X[150:]), exact.predict(X[150:]), atol=1e-8)
+    assert abs(low.result_.objective - exact.result_.objective) <= 1e-8 * abs(exact.result_.objective)
+    big = AlignmentKRR(memory_budget=1.0).fit(X[:300], y[:300])                 # 300 rows: approximate features
+    assert big.score(X[300:], y[300:]) >= AlignmentKRR().fit(X[:300], y[:300]).score(X[300:], y[300:]) - 0.05
+    const = AlignmentKRR(memory_budget=1.0).fit(X[:40], np.full(40, 3.0))
+    np.testing.assert_allclose(const.predict(X[:5]), 3.0)
