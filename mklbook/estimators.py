@@ -323,7 +323,7 @@ class KernelRidgeCV(RegressorMixin, BaseEstimator):
     _parameter_constraints: dict = {"alphas": ["array-like"], "kernel": [StrOptions({"precomputed"})]}
 
     def __init__(self,
-                 alphas=tuple(10.0 ** np.arange(-5, 6)),  # ridge values searched (scikit-learn's `alpha`: K + alpha I)
+                 alphas=tuple(10.0 ** k for k in range(-5, 6)),  # ridge values searched (scikit-learn's `alpha`: K + alpha I)
                  kernel="precomputed",                    # the only kind: X is a kernel matrix
                  ):
         self.alphas = alphas

@@ -378,7 +378,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
         mu_new, lp, sig, G, gs = _silp_master(cuts_b, cuts_u, gcuts, gamma0, feas, eta, codes, constrained)
         lower = max(lower, _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, gamma0, feas))
         gap = (upper - lower) / max(abs(upper), 1e-300)
-        hist.append((lower, upper))
+        hist.append((float(lower), float(upper)))
         if gap <= tol:
             status = "optimal"
             break

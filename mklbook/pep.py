@@ -695,7 +695,7 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     return out
 
 # %% ../nbs/30_pep.ipynb #b1f99e24
-PEP_TAUS = tuple(2.0 ** np.arange(-10, 11))   # the paper's Gaussian parameters tau = 2^-10 .. 2^10 (inverse squared widths)
+PEP_TAUS = tuple(2.0 ** k for k in range(-10, 11))   # the paper's Gaussian parameters tau = 2^-10 .. 2^10 (inverse squared widths)
 PEP_DEGREES = tuple(range(1, 21))             # and polynomial degrees d = 1 .. 20
 
 

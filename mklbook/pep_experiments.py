@@ -23,10 +23,11 @@ from .protocol import (RandomSplits, corrected_ttest, markdown_table, paired_tte
 from .solvers import svm_dual
 
 # %% auto #0
-__all__ = ['PEP_SETS', 'PAPER_TABLE1', 'METHODS', 'LAMBDAS', 'TS', 'CLASSIC_METHODS', 'PAPER_TABLE1_CLASSIC', 'ABLATION_VARIANTS',
-           'QUICK_SETS', 'PAPER_PROTOCOL', 'FULL_PROTOCOL', 'load_pep_set', 'FullStack', 'fkl_grid', 'fkl_grid_cold',
-           'run_split', 'run_table1', 'table1_markdown', 'cost_markdown', 'run_split_classic', 'run_table1_classic',
-           'merge_table1', 'variant_paths', 'pep_ablation', 'ablation_markdown', 'reproduce_pep']
+__all__ = ['PEP_SETS', 'PAPER_TABLE1', 'METHODS', 'LAMBDAS', 'TS', 'STAND_INS', 'CLASSIC_METHODS', 'PAPER_TABLE1_CLASSIC',
+           'ABLATION_VARIANTS', 'QUICK_SETS', 'PAPER_PROTOCOL', 'FULL_PROTOCOL', 'load_pep_set', 'FullStack',
+           'fkl_grid', 'fkl_grid_cold', 'run_split', 'run_table1', 'table1_markdown', 'cost_markdown',
+           'run_split_classic', 'run_table1_classic', 'merge_table1', 'variant_paths', 'pep_ablation',
+           'ablation_markdown', 'reproduce_pep']
 
 # %% ../nbs/31_pep_experiments.ipynb #f103c2a6
 def _minmax(X):
@@ -65,7 +66,7 @@ PAPER_TABLE1 = {  # dataset -> method -> test accuracy (%) as printed, mean ± s
 }
 
 METHODS = ["IFKL", "FKL", "uniform (FKL scaling)", "CABMKL (linear)", "CABMKL (conic)", "SimpleMKL", "uniform"]
-LAMBDAS = tuple(2.0 ** np.arange(-5, 6))
+LAMBDAS = tuple(2.0 ** k for k in range(-5, 6))
 TS = (2, 4, 8, 16)
 
 
@@ -91,6 +92,7 @@ def load_pep_set(name: str,            # a Table 1 set (`PEP_SETS`), or "breast_
     if quick:
         X, y = subsample(X, y, min(200, len(y)), random_state=0)
     return _minmax(np.asarray(X, dtype=np.float64)), y
+STAND_INS = {"a2a": "a1a"}   # a set of Table 1 run on another one: its rows say which data they are
 
 # %% ../nbs/31_pep_experiments.ipynb #37fe8da4
 class FullStack:
@@ -296,7 +298,8 @@ def table1_markdown(results: dict,         # {name: `run_table1` result}
             elif len(acc[m]) > 1 and not corrected_ttest(acc[m], acc[best], 1.0, "less", alpha)[2]:
                 c += " ≈" if not paired_ttest(acc[m], acc[best], "less", alpha)[2] else " ≈†"
             cells.append(c)
-        rows.append([f"{name} (book, {r['n_splits']} splits)"] + cells)
+        data = f"; data: {STAND_INS[name]}" if name in STAND_INS else ""
+        rows.append([f"{name} (book, {r['n_splits']} splits{data})"] + cells)
         if name in PAPER_TABLE1:
             rows.append([f"{name} (paper, 30 splits)"] + [PAPER_TABLE1[name].get(m, "–") for m in present])
     return markdown_table(["data set"] + present, rows, "l" + "r" * len(present))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -25,8 +26,9 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['METRICS', 'REPRODUCTIONS', 'Split', 'RotatingFolds', 'RandomSplits', 'Evaluation', 'evaluate', 'progress_bar',
-           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table', 'save_json',
-           'load_results', 'save_figure', 'reproduction', 'reproduce_protocol']
+           'paired_ttest', 'corrected_ttest', 'significance_matrix', 'markdown_table', 'comparison_table',
+           'paper_number', 'paper_vs_book', 'save_json', 'load_results', 'save_figure', 'reproduction',
+           'reproduce_protocol']
 
 # %% ../nbs/03_protocol.ipynb #aeea9f81
 class Split(NamedTuple):
@@ -560,6 +562,56 @@ def comparison_table(results: dict,                 # {dataset: {method: Evaluat
                 row.append("–" if v is None else _fmt(float(np.mean(v)), digits))
             rows.append(row)
     return markdown_table(header, rows, "ll" + "r" * (len(header) - 2))
+
+# %% ../nbs/03_protocol.ipynb #9e324abd
+def paper_number(text) -> float:
+    "The first number in a paper's table entry (`'**2.70** (0.97)'` -> 2.70, `'86.1 ± 1.28'` -> 86.1); NaN if none."
+    m = re.search(r"-?\d+(?:\.\d+)?", str(text[0] if isinstance(text, tuple) else text))
+    return float(m.group()) if m else np.nan
+
+
+def paper_vs_book(pairs,                  # (method, dataset, paper value, book value) for each reproduced table entry
+                  tolerance: float = 1.0, # |book - paper| up to this counts as agreement (the table's units)
+                  unit: str = "%",        # the table's unit, for the axis labels
+                  title: str | None = None, # figure title
+                  ax=None,                # matplotlib axes to draw in; None: a new figure
+                  ) -> tuple:             # (figure, summary: n, within, mean_abs, mean, worst, and a sentence `text`)
+    """Every reproduced entry of a paper's table as a point (paper, book), one marker per method, on the diagonal band
+    |book - paper| <= `tolerance`: agreement is read off the band, systematic shifts off a method's points.
+
+    Reference: demsar2006 (comparing methods over many data sets: look at all of them at once)."""
+    import matplotlib.pyplot as plt
+    rows = [(str(m), str(d), float(p), float(b)) for m, d, p, b in pairs if np.isfinite(p) and np.isfinite(b)]
+    if not rows:
+        raise ValueError("paper_vs_book needs at least one (method, dataset, paper, book) entry with finite numbers.")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    else:
+        fig = ax.figure
+    P, B = np.array([r[2] for r in rows]), np.array([r[3] for r in rows])
+    lo, hi = min(P.min(), B.min()), max(P.max(), B.max())
+    pad = 0.05 * (hi - lo) + tolerance
+    grid = np.array([lo - pad, hi + pad])
+    word = "points" if unit == "%" else unit               # differences of percentages are points
+    word1 = word[:-1] if tolerance == 1 and word.endswith("s") else word
+    ax.fill_between(grid, grid - tolerance, grid + tolerance, color="0.9", label=f"within {tolerance:g} {word1}")
+    ax.plot(grid, grid, color="0.5", lw=0.8)
+    for k, method in enumerate(dict.fromkeys(r[0] for r in rows)):
+        sel = [i for i, r in enumerate(rows) if r[0] == method]
+        ax.scatter(P[sel], B[sel], s=22, marker="os^Dvx*P"[k % 8], label=method)
+    ax.set(xlim=grid, ylim=grid, xlabel=f"paper ({unit})", ylabel=f"book ({unit})", aspect="equal")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    diff = B - P
+    w = int(np.argmax(np.abs(diff)))
+    summary = {"n": len(rows), "within": int((np.abs(diff) <= tolerance).sum()), "mean_abs": float(np.abs(diff).mean()),
+               "mean": float(diff.mean()), "worst": (rows[w][0], rows[w][1], float(diff[w]))}
+    summary["text"] = (f"{summary['within']} of the {len(rows)} entries agree within {tolerance:g} {word1}; on average the book "
+                       f"is {abs(summary['mean']):.1f} {word} {'above' if summary['mean'] > 0 else 'below'} the paper (mean "
+                       f"absolute difference {summary['mean_abs']:.1f}), and furthest from it for {rows[w][0]} on "
+                       f"{rows[w][1]} ({diff[w]:+.1f}).")
+    return fig, summary
 
 # %% ../nbs/03_protocol.ipynb #1d3b27c2
 def save_json(obj,   # Evaluations, arrays and plain data (anything else is written as its repr)

@@ -250,3 +250,14 @@ def test_every_notebook_names_its_kernel():
     for nb in NOTEBOOKS:
         spec = _json.loads(nb.read_text())["metadata"].get("kernelspec", {})
         assert spec.get("name") == "python3", f"{nb.name}: no kernelspec (add {{'name': 'python3', ...}} to its metadata)"
+
+
+def test_no_latex_escape_is_left_in_the_prose_outside_math():
+    r"BibTeX accents (`Alpayd\i n`, `Nystr\"om`) show raw in JupyterLab and on GitHub: the prose writes the letter itself."
+    escape = re.compile(r"[A-Za-z]\\(?:[\"'`^~]|i\b|i(?=n))")
+    assert escape.search('Nystr\\"om') and escape.search("Alpayd\\in") and not escape.search("Nyström, $\\alpha$")
+    for nb in _quarto_chapters():
+        for cell in _cells(ROOT / nb):
+            text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", " ", cell, flags=re.S)
+            hit = escape.search(text)
+            assert not hit, f"{nb}: raw LaTeX escape {text[max(0, hit.start() - 20):hit.end() + 5]!r}"
