@@ -1239,11 +1239,18 @@ def raw_kernel(self: KernelBank,
     return kern.raw(self._standardized(X, kern), None if Z is None else self._standardized(Z, kern))
 
 # %% ../nbs/00_kernels.ipynb #7453b1ec
+def _row_blocks(n_rows: int, n_cols: int, size: int = 1 << 22):
+    "Row slices of an (n_rows, n_cols) array holding about `size` entries each: elementwise work without a full-size temporary."
+    step = max(1, size // max(n_cols, 1))
+    return [slice(a, min(a + step, n_rows)) for a in range(0, n_rows, step)]
+
+
 def _sqdist_symmetric(X, gram):
     "Squared distances between the rows of X from its Gram matrix, exactly symmetric: $n_i+n_j-2G_{ij}$, zero diagonal."
     n = np.einsum("ij,ij->i", X, X)
     D = np.add.outer(n, n)                          # n_i + n_j: commutative, so symmetric to the bit
-    D -= 2.0 * gram
+    for rows in _row_blocks(*D.shape):              # D -= 2 G, by row blocks: no second (m, m) temporary
+        D[rows] -= 2.0 * gram[rows]
     np.maximum(D, 0.0, out=D)
     D.flat[::D.shape[0] + 1] = 0.0
     return D
@@ -1278,6 +1285,8 @@ def _raw(self: KernelBank, X, Z,
                 if need == "sqdist":
                     entry[need] = _sqdist_symmetric(entry["Xs"], entry["gram"]) if same else \
                         euclidean_distances(entry["Xs"], entry["Zs"], squared=True)
+                    if not any("gram" in k._needs for k in kerns if getattr(k, "_key", None) == kern._key):
+                        entry.pop("gram", None)        # only the distances were wanted: free the Gram matrix
         half = gaussians.get((kern._key, float(kern.gamma) / 2)) if type(kern) is Gaussian else None
         if square_chain and half is not None:
             np.square(out[half], out=out[j])
@@ -1361,11 +1370,12 @@ def _finish_fit(self: KernelBank, K):
     self.degenerate_ = np.zeros(p, dtype=bool)
     big = raw.copy()                                      # max |K| of the (centered) kernel: the round-off scale
     if self.center:
-        shift = np.empty((m, m))
         for q in range(p):                                # K - (c_i + c_j - t): symmetric to the bit, like K
-            np.add.outer(self.col_mean_[q], self.col_mean_[q], out=shift)
-            shift -= self.total_mean_[q]
-            K[q] -= shift
+            c = self.col_mean_[q]
+            for rows in _row_blocks(m, m):                # by row blocks: no (m, m) temporary beside the stack
+                shift = np.add.outer(c[rows], c)
+                shift -= self.total_mean_[q]
+                K[q, rows] -= shift
             big[q] = max(K[q].max(), -K[q].min())
         # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
         self.degenerate_ = big <= _VANISH * raw
@@ -1406,8 +1416,10 @@ def _normalise(self: KernelBank, K, d_rows, d_cols,
         elif norm in ("trace", "frobenius"):
             Kj /= self.scale_[q]
         elif norm == "diagonal":
+            sr, sc = np.sqrt(np.abs(d_rows[j])), np.sqrt(np.abs(d_cols[q]))
             with np.errstate(divide="ignore", invalid="ignore"):   # by sqrt(d_i) sqrt(d_j): a symmetric K stays so
-                Kj /= np.multiply.outer(np.sqrt(np.abs(d_rows[j])), np.sqrt(np.abs(d_cols[q])))
+                for rows in _row_blocks(*Kj.shape):                # by row blocks: no (n, m) temporary
+                    Kj[rows] /= np.multiply.outer(sr[rows], sc)
             if not (d_rows[j] != 0).all():                    # a test point with zero self-similarity
                 Kj[~np.isfinite(Kj)] = 0.0
     return K

@@ -147,3 +147,19 @@ def test_symmetry_probes_find_one_asymmetric_entry():
     M1, a1 = centered_products(Ks, np.arange(500.0), symmetric_tol=1e-8)
     np.testing.assert_allclose(M0, M1, rtol=1e-12)
     np.testing.assert_allclose(a0, a1, rtol=1e-12)
+
+
+def test_the_bank_works_by_row_blocks_bit_for_bit(monkeypatch):
+    "Distances, centering and diagonal normalisation go by row blocks (no (m, m) temporary): the same bits as one block."
+    import mklbook.kernels as kk
+    from mklbook.kernels import KernelBank, Linear, Polynomial, gaussian_bank
+    X = np.random.default_rng(0).standard_normal((90, 5))
+    settings = [dict(kernels=None, normalize="trace", center=True), dict(kernels=None, normalize="diagonal", center=False),
+                dict(kernels=gaussian_bank([0.1, 1.0]) + [Polynomial(2), Linear()], normalize="diagonal", center=True)]
+    whole = [(b.fit_transform(X), b.transform(X[:7])) for b in (KernelBank(**s) for s in settings)]
+    full = kk._row_blocks
+    monkeypatch.setattr(kk, "_row_blocks", lambda n, c, size=200: full(n, c, size))   # 2 rows a block
+    assert len(kk._row_blocks(90, 90)) == 45
+    for (K, T), s in zip(whole, settings):
+        b = KernelBank(**s)
+        assert np.array_equal(b.fit_transform(X), K) and np.array_equal(b.transform(X[:7]), T)
