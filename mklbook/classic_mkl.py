@@ -364,7 +364,7 @@ def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels 
     each solve is a $q\times q$ system in the $q$ feature columns (nothing of size $m$ after one pass over the features):
     the large-$m$ path of `LpMKL` and `L1MKL`. On an array stack, one $(m+1)$ linear system per solve (the reference).
 
-    Reference: kloft2011lp, Sec. 4 (any convex loss; the analytic update); suykens1999 (the square-loss SVM)."""
+    Reference: kloft2011lp, Sec. 4 (any convex loss; the analytic update)."""
     t0 = time.perf_counter()
     _refuse_allow(psd, "lp_mkl_square", "its update takes square roots of c' K_k c")
     Ks, _ = _check_mkl_stack(Ks, psd)

@@ -1296,7 +1296,7 @@ def _raw(self: KernelBank, X, Z,
             gaussians[kern._key, float(kern.gamma)] = j
     return out
 
-
+# %% ../nbs/00_kernels.ipynb #7042c621
 @patch
 def _raw_diag(self: KernelBank, X, idx=None):
     rows = []
