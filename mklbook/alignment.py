@@ -19,7 +19,7 @@ from sklearn.metrics import r2_score
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterval
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
@@ -681,8 +681,9 @@ class AlignmentKRR(KernelStackEstimator):
 def predict(self: AlignmentKRR, X):  # inputs (n, d)
     r"Predictions $h(x)=\sum_i\alpha_iK_\mu(x,x_i)+\bar y$ on new inputs."
     check_is_fitted(self, "weights_")
-    if getattr(self, "low_rank_", None) is not None:
-        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    f = self._low_rank_output(X)
+    if f is not None:
+        return f
     return self._combined_test_kernel(X) @ self.dual_coef_ + self.y_mean_
 
 

@@ -17,7 +17,6 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .alignment import AlignMKL
 from .estimators import CombinedKernelModel, NumberInterval, check_classification_target
@@ -340,9 +339,9 @@ def decision_function(self: L1MKL,
                       X,  # (n, d) test inputs
                       ):
     "The SVM's decision values on the combined test kernel (the low-rank model's past the memory budget)."
-    if getattr(self, "low_rank_", None) is not None:
-        check_is_fitted(self, "weights_")
-        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    f = self._low_rank_output(X)
+    if f is not None:
+        return f
     return CombinedKernelModel.decision_function(self, X)
 
 
@@ -420,7 +419,7 @@ def predict(self: L2KRRMKL,
             X,  # (n, d) test inputs
             ):
     "KRR predictions at the learned weights (the low-rank model's past the memory budget)."
-    if getattr(self, "low_rank_", None) is not None:
-        check_is_fitted(self, "weights_")
-        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    f = self._low_rank_output(X)
+    if f is not None:
+        return f
     return CombinedKernelModel.predict(self, X)

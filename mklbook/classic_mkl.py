@@ -22,7 +22,7 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .baselines import _check_mkl_stack
 from .estimators import CombinedKernelModel, NumberInterval
@@ -1022,9 +1022,9 @@ class _BinaryMKL(CombinedKernelModel):
 def decision_function(self: _BinaryMKL, X,  # (n, d) test inputs
                       ) -> np.ndarray:  # (n,) positive: classes_[1]
     "The certified SVM's decision values $K_\\mu(X, X_{train})\\,c+b$ (the low-rank model's past the memory budget)."
-    if getattr(self, "low_rank_", None) is not None:
-        check_is_fitted(self, "weights_")
-        return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    f = self._low_rank_output(X)
+    if f is not None:
+        return f
     return self._combined_test_kernel(X) @ self.result_.coef + self.result_.bias
 
 

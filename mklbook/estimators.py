@@ -125,6 +125,15 @@ def _stack_over_budget(self: KernelStackEstimator, X) -> bool:
     m, p = _num_samples(X), KernelBank(self.kernels).n_kernels
     return 8.0 * m * m * (p + 1) > budget
 
+
+@patch
+def _low_rank_output(self: KernelStackEstimator, X):
+    "The low-rank model's output on `X` (validated) when the fit switched to it (`low_rank_`), else None."
+    if getattr(self, "low_rank_", None) is None:
+        return None
+    check_is_fitted(self, "weights_")
+    return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+
 # %% ../nbs/04_estimators.ipynb #1553b93b
 def check_classification_target(y,                   # (m,) labels as given
                                 owner: str,          # the estimator's name, for the messages
