@@ -400,6 +400,23 @@ def _gmkl_lower(alpha_sum, q, sigma, reg):
     s = 1.0 if S == 0 else min(1.0, (2 * sigma * alpha_sum / S) ** (1 / 3))
     return s * alpha_sum - s ** 4 * S / (8 * sigma)
 
+
+def _gmkl_lower_square(yc, cc, q, sigma, reg, C):
+    """The same bound for the square-loss machine (dual c, 1'c = 0): the dual value at the best rescaling s*c, s >= 0,
+    of yc = y'c, cc = ||c||^2 and q_k = c'K_k c; the dual is y'c - ||c||^2/(2C) - sigma-dependent penalty of q."""
+    if cc <= 0:
+        return 0.0
+    if reg == "l1":                                    # max s yc - s^2 cc/(2C)  s.t.  s^2 q_k <= 2 sigma
+        s = C * yc / cc
+        if q.max() > 0:
+            s = min(s, np.sqrt(2 * sigma / q.max()))
+        s = max(s, 0.0)
+        return s * yc - s * s * cc / (2 * C)
+    S = float((q ** 2).sum())                          # max_s s yc - s^2 cc/(2C) - s^4 S/(8 sigma): the cubic's root
+    roots = np.roots([S / (2 * sigma), 0.0, cc / C, -yc]) if S > 0 else np.array([C * yc / cc])
+    s = max(max((r.real for r in roots if abs(r.imag) < 1e-9 and r.real >= 0), default=0.0), 0.0)
+    return s * yc - s * s * cc / (2 * C) - s ** 4 * S / (8 * sigma)
+
 # %% ../nbs/14_classic_mkl.ipynb #470d45b5
 def _gmkl_silp(orc, y, C, sigma, tol, max_iter, svm_tol):
     "GMKL-l1 by cutting planes on {d >= 0, 1'd <= R}, R = T(0)/sigma, as a simplex with one slack coordinate."
@@ -424,34 +441,42 @@ def _gmkl_silp(orc, y, C, sigma, tol, max_iter, svm_tol):
 # %% ../nbs/14_classic_mkl.ipynb #82014c0d
 def _gmkl_pgd(orc, sigma, reg, tol, max_iter, svm_tol):
     "Varma & Babu's projected gradient (Armijo on the projection arc, Barzilai-Borwein steps), certified by the gap."
-    P = orc.P
+    def machine(d):                                    # the SVM at d: J(d), q, its primal value, the bound, the SVM
+        r = orc.solve(d, svm_tol)
+        q = orc.quad(r.coef)
+        return r.objective, q, r.primal, _gmkl_lower(float(r.alpha.sum()), q, sigma, reg), r
+    return _gmkl_descent(machine, orc.P, sigma, reg, tol, max_iter)
+
+
+def _gmkl_descent(machine, P, sigma, reg, tol, max_iter):
+    """The projected gradient of `_gmkl_pgd` for any machine `machine(d) -> (J(d), q, primal, lower bound, payload)`
+    (the SVM, or the square-loss machine in feature space): the best d, its payload, the bounds, iterations, history."""
     rval = (lambda d: sigma * d.sum()) if reg == "l1" else (lambda d: 0.5 * sigma * d @ d)
     rgrad = (lambda d: np.full(P, sigma)) if reg == "l1" else (lambda d: sigma * d)
 
     def evaluate(d):
-        r = orc.solve(d, svm_tol)
-        q = orc.quad(r.coef)
-        return r.objective + rval(d), -0.5 * q + rgrad(d), r, q
+        J, q, primal, low, r = machine(d)
+        return J + rval(d), -0.5 * q + rgrad(d), r, (primal, low)
 
     d = np.full(P, 1.0 / P)
-    T, g, r, q = evaluate(d)
-    upper, lower, best, hist, eta = r.primal + rval(d), -np.inf, (d, r), [], 1.0
+    T, g, r, (primal, low) = evaluate(d)
+    upper, lower, best, hist, eta = primal + rval(d), -np.inf, (d, r), [], 1.0
     for it in range(1, max_iter + 1):
-        lower = max(lower, _gmkl_lower(float(r.alpha.sum()), q, sigma, reg))
+        lower = max(lower, low)
         hist.append(T)
         if (upper - lower) / max(1.0, abs(upper)) <= tol:
             break
         while True:                                   # Armijo on the projection arc
             dn = np.maximum(d - eta * g, 0.0)
-            Tn, gn, rn, qn = evaluate(dn)
+            Tn, gn, rn, bn = evaluate(dn)
             if Tn <= T + 1e-4 * g @ (dn - d) or eta < 1e-12:
                 break
             eta *= 0.5
         s, yv = dn - d, gn - g
         eta = float(np.clip((s @ s) / (s @ yv), 1e-8, 1e8)) if s @ yv > 0 else eta * 2   # Barzilai-Borwein
-        d, T, g, r, q = dn, Tn, gn, rn, qn
-        if r.primal + rval(d) < upper:
-            upper, best = r.primal + rval(d), (d, r)
+        d, T, g, r, (primal, low) = dn, Tn, gn, rn, bn
+        if primal + rval(d) < upper:
+            upper, best = primal + rval(d), (d, r)
     return best[0], best[1], upper, lower, it, np.array(hist)
 
 # %% ../nbs/14_classic_mkl.ipynb #e6ea63e9
@@ -970,7 +995,6 @@ class _BinaryMKL(CombinedKernelModel):
     """One-stage binary SVM MKL on the bank's kernels at trace m. The model is the SVM the solver certified at the
     learned weights (`result_.coef`, `result_.bias`, its gap `result_.machine_gap`): no second SVM is trained."""
     _rescale = False
-    _low_rank_p = None   # the norm p of the low-rank path (`mklbook.lowrank._fit_low_rank_lp`), where there is one
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints}
 
     def _second_stage(self):             # the model's kind (a classifier with a decision function), for scikit-learn
@@ -991,9 +1015,8 @@ class _BinaryMKL(CombinedKernelModel):
         if self.classes_.size < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two.")
         self.low_rank_ = None
-        if self._low_rank_p is not None and self._stack_over_budget(X):
-            from mklbook.lowrank import _fit_low_rank_lp
-            return _fit_low_rank_lp(self, X, np.where(y == self.classes_[1], 1.0, -1.0), self._low_rank_p)
+        if self._stack_over_budget(X) and self._low_rank_fit is not None:       # past `memory_budget`, where defined
+            return self._low_rank_fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
         Ks = self._fit_bank(X)
         mu = self._learn_weights(Ks, y)                  # sets result_; Ks is now in the solver's scaling
         if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
@@ -1004,6 +1027,8 @@ class _BinaryMKL(CombinedKernelModel):
             np.exp(K, out=K)
         _warn_if_memorising(K, type(self).__name__, self.result_.coef, self.result_.bias)
         return self
+
+    _low_rank_fit = None   # (X, +-1 labels) -> self on a low-rank bank, for the estimators that have one
 
     def _learn_weights(self, Ks, y):
         scale = _to_trace_m(Ks)
@@ -1054,7 +1079,6 @@ class LpMKL(_BinaryMKL):
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
                                     "p": [NumberInterval(Real, 1, np.inf, closed="left")],
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
-    _low_rank_p = property(lambda self: self.p)       # the norm of the low-rank path
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  p=2.0,               # norm of the weights, a real >= 1 (1: L1-MKL)
@@ -1073,6 +1097,10 @@ class LpMKL(_BinaryMKL):
         self.max_iter = max_iter
         self.memory_budget = memory_budget
 
+    def _low_rank_fit(self, X, s):
+        from mklbook.lowrank import _fit_low_rank_lp
+        return _fit_low_rank_lp(self, X, s, self.p)
+
     def _solve(self, Ks, y):
         return lp_mkl(Ks, y, p=self.p, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")
 
@@ -1085,11 +1113,13 @@ class GMKL(_BinaryMKL):
     +r(\mathbf d)$$
 
     Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, sigma = 1, reg = "l1" (solved by the level method).
-    Reference: varma2009gmkl."""
+    Past `memory_budget` (the stack takes $8pm^2$ bytes): a low-rank bank, the square loss and projected gradient
+    (`low_rank_`). Reference: varma2009gmkl."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
                                     "sigma": [NumberInterval(Real, 0, None, closed="neither")],
                                     "reg": [StrOptions({"l1", "l2"})],
-                                    "method": [StrOptions({"auto", "level", "silp", "projected-gradient"})]}
+                                    "method": [StrOptions({"auto", "level", "silp", "projected-gradient"})],
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  C=1.0,               # SVM box bound
@@ -1099,7 +1129,8 @@ class GMKL(_BinaryMKL):
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
                  tol=1e-4,            # relative duality gap at which to stop
-                 max_iter=500):       # iterations
+                 max_iter=500,        # iterations
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
         self.C = C
         self.sigma = sigma
@@ -1109,6 +1140,11 @@ class GMKL(_BinaryMKL):
         self.center = center
         self.tol = tol
         self.max_iter = max_iter
+        self.memory_budget = memory_budget
+
+    def _low_rank_fit(self, X, s):
+        from mklbook.lowrank import _fit_low_rank_gmkl
+        return _fit_low_rank_gmkl(self, X, s)
 
     def _solve(self, Ks, y):
         return gmkl(Ks, y, C=self.C, sigma=self.sigma, reg=self.reg, method=self.method, tol=self.tol,

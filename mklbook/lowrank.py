@@ -929,6 +929,32 @@ def _fit_low_rank_l2krr(est, X, y):
     est.n_iter_ = it
     return _finish_low_rank(est, bank, mom, scale, col, mu, u, mom.target_mean[0])
 
+# %% ../nbs/61_lowrank.ipynb #1a57d484
+def _fit_low_rank_gmkl(est, X, s):
+    r"""`GMKL` past the memory budget: Varma & Babu's projected gradient (`_gmkl_descent`) around the square-loss machine in
+    feature space, certified by `_gmkl_lower_square` (the hinge has no closed form there). `X` validated, `s` +-1 labels."""
+    from mklbook.classic_mkl import MKLSolution, _gmkl_descent, _gmkl_lower_square, _square_features_solver
+    t0, name, C = time.perf_counter(), type(est).__name__, est.C
+    bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, s)
+    solve = _square_features_solver(G, h, yy, col, C)
+
+    def machine(d):                                           # J(d), q, primal, the dual bound at the best rescaling, u
+        primal, value, _, q, u = solve(d, 0.0)
+        ee = max(yy - 2.0 * h @ u + u @ (G @ u), 0.0)
+        return value, q, primal, _gmkl_lower_square(C * (yy - h @ u), C * C * ee, q, est.sigma, est.reg, C), u
+
+    d, u, upper, lower, it, hist = _gmkl_descent(machine, len(scale), est.sigma, est.reg, est.tol, est.max_iter)
+    gap = (upper - lower) / max(1.0, abs(upper))
+    est.result_ = apply_certificate(
+        MKLSolution(objective=upper, weights=d, lower=lower, n_iter=it, n_solves=it, history=hist, machine_gap=0.0,
+                    solver=f"gmkl({est.reg}, projected gradient, square loss) on a low-rank bank"),
+        gap, est.tol, t0, False, "max_iter")
+    if est.result_.status != "optimal":
+        warnings.warn(f"{name}: the low-rank GMKL stopped after {it} iterations with relative gap {gap:.1e} > "
+                      f"{est.tol:g}; raise max_iter.", ConvergenceWarning, stacklevel=3)
+    est.n_iter_ = it
+    return _finish_low_rank(est, bank, mom, scale, col, d, u, mom.target_mean[0])
+
 # %% ../nbs/61_lowrank.ipynb #2eab62bd
 def _fit_low_rank_alignment_krr(est, X, y):
     r"""`AlignmentKRR` past the memory budget: problem (9) on a low-rank bank. The statistics $(\mathbf a,\mathbf M)$ come

@@ -17,7 +17,7 @@ KS = [Gaussian(0.1), Gaussian(1.0)]
 
 
 # scikit-learn's checks; the classifiers are binary (tag multi_class=False), IKL searches one narrow Gaussian range
-@parametrize_with_checks([LpMKL(KS), LpMKL(KS, p=1), LpMKL(KS, memory_budget=1.0), GMKL(KS), GMKL(KS, reg="l2"), NLMKL(KS),
+@parametrize_with_checks([LpMKL(KS), LpMKL(KS, p=1), LpMKL(KS, memory_budget=1.0), GMKL(KS), GMKL(KS, memory_budget=1.0), GMKL(KS, reg="l2"), NLMKL(KS),
                           IKL(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2), TwoLayerMKL(KS),
                           TwoLayerMKL(KS, p=2, class_weight="balanced")])
 def test_sklearn_compatible(estimator, check):
@@ -498,3 +498,33 @@ def test_past_the_memory_budget_the_estimator_switches_to_low_rank_and_stays_clo
         low.predict(Xte[:, :5])
     with pytest.raises(InvalidParameterError, match="memory_budget"):
         E(memory_budget=-1).fit(Xtr, ytr)
+
+
+@pytest.mark.parametrize("reg", ["l1", "l2"])
+def test_gmkl_past_the_memory_budget_is_the_square_loss_gmkl_and_its_bounds_hold_the_cvxpy_optimum(reg):
+    "150 rows, fewer than the bank's 200 directions per kernel: the low-rank path solves the square-loss GMKL exactly."
+    from sklearn.datasets import make_classification
+    X, y = make_classification(150, 6, random_state=0)
+    low = GMKL(reg=reg, memory_budget=1.0, tol=1e-6, max_iter=5000).fit(X, y)
+    assert low.low_rank_ is not None and low.result_.status == "optimal"
+    s = np.where(y == low.classes_[1], 1.0, -1.0)
+    Ks = KernelBank(None, normalize="trace", center=True).fit_transform(X)
+    Ks *= (150 / np.einsum("kii->k", Ks))[:, None, None]
+    Ls = []
+    for K in Ks:
+        w, V = np.linalg.eigh(K)
+        Ls.append(V * np.sqrt(np.clip(w, 0, None)))
+    c = cp.Variable(150)
+    quads = [cp.sum_squares(L.T @ c) for L in Ls]
+    if reg == "l1":               # max y'c - |c|^2/2C  s.t.  c'K_k c <= 2 sigma, 1'c = 0  (C = sigma = 1)
+        prob = cp.Problem(cp.Maximize(s @ c - cp.sum_squares(c) / 2), [cp.sum(c) == 0] + [q <= 2 for q in quads])
+    else:                         # max y'c - |c|^2/2C - sum_k (c'K_k c)^2 / (8 sigma)
+        t = cp.Variable(len(Ls))
+        prob = cp.Problem(cp.Maximize(s @ c - cp.sum_squares(c) / 2 - cp.sum_squares(t) / 8),
+                          [cp.sum(c) == 0] + [t[k] >= quads[k] for k in range(len(Ls))])
+    prob.solve(solver="CLARABEL")
+    r = low.result_
+    assert r.lower - 1e-5 * abs(prob.value) <= prob.value <= r.objective + 1e-5 * abs(prob.value), (r.lower, prob.value, r.objective)
+    Xt, yt = make_classification(2000, 20, n_informative=8, random_state=1)
+    exact, fast = GMKL(reg=reg).fit(Xt[:1200], yt[:1200]), GMKL(reg=reg, memory_budget=1.0).fit(Xt[:1200], yt[:1200])
+    assert fast.score(Xt[1200:], yt[1200:]) >= exact.score(Xt[1200:], yt[1200:]) - 0.03
