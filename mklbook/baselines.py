@@ -328,10 +328,16 @@ def fit(self: L1MKL,
     self.low_rank_ = None
     if not self._stack_over_budget(X):
         return CombinedKernelModel.fit(self, X, y)
-    from mklbook.lowrank import _fit_low_rank_lp
     X, y = self._validate_fit(X, y, params=False)
     self.classes_ = check_classification_target(y, type(self).__name__, binary=True)
-    return _fit_low_rank_lp(self, X, np.where(y == self.classes_[1], 1.0, -1.0), 1.0)
+    return self._low_rank_fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
+
+
+@patch
+def _low_rank_fit(self: L1MKL, X, s):
+    "L1-MKL on a low-rank bank: the square-loss problem on the L1 ball (`mklbook.lowrank._fit_low_rank_lp`, p = 1)."
+    from mklbook.lowrank import _fit_low_rank_lp
+    return _fit_low_rank_lp(self, X, s, 1.0)
 
 
 @patch

@@ -886,23 +886,29 @@ def _finish_low_rank(est, bank, mom, scale, col, mu, u, bias):
     est._set_weights(mu)
     return est
 
+# %% ../nbs/61_lowrank.ipynb #c2b59e31
+def _certify_low_rank(est, solver: str, weights, upper, lower, hist, it, t0):
+    "`est.result_` (an `MKLSolution` with the relative gap as certificate) and `n_iter_`; a ConvergenceWarning if uncertified."
+    from mklbook.classic_mkl import MKLSolution
+    gap = (upper - lower) / max(1.0, abs(upper))
+    est.result_ = apply_certificate(MKLSolution(objective=upper, weights=weights, lower=lower, n_iter=it, n_solves=it,
+                                                history=hist, machine_gap=0.0, solver=f"{solver} on a low-rank bank"),
+                                    gap, est.tol, t0, False, "max_iter")
+    if est.result_.status != "optimal":
+        warnings.warn(f"{type(est).__name__}: {solver} on a low-rank bank stopped after {it} iterations with relative "
+                      f"gap {gap:.1e} > {est.tol:g}; raise max_iter.", ConvergenceWarning, stacklevel=5)
+    est.n_iter_ = it
+
 # %% ../nbs/61_lowrank.ipynb #df9fd852
 def _fit_low_rank_lp(est, X, s, p: float):
     r"""`LpMKL` / `L1MKL` past the memory budget: `lp_mkl_square` in the space of the low-rank features (one pass over
     the rows for the moments, then $q\times q$ solves). `X` validated, `s` the labels as $\pm1$, `p` the norm."""
-    from mklbook.classic_mkl import MKLSolution, _square_features_solver, _square_mkl
-    t0, name = time.perf_counter(), type(est).__name__
+    from mklbook.classic_mkl import _square_features_solver, _square_mkl
+    t0 = time.perf_counter()
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, s)
     solve = _square_features_solver(G, h, yy, col, est.C)
     theta, u, upper, lower, hist, it = _square_mkl(solve, len(scale), p, est.tol, est.max_iter)
-    gap = (upper - lower) / max(1.0, abs(upper))
-    est.result_ = apply_certificate(
-        MKLSolution(objective=upper, weights=theta, lower=lower, n_iter=it, n_solves=it, history=hist, machine_gap=0.0,
-                    solver=f"lp_mkl_square(p={p:g}) on a low-rank bank"), gap, est.tol, t0, False, "max_iter")
-    if est.result_.status != "optimal":
-        warnings.warn(f"{name}: the low-rank Lp-MKL stopped after {it} iterations with relative gap {gap:.1e} > "
-                      f"{est.tol:g}; raise max_iter.", ConvergenceWarning, stacklevel=3)
-    est.n_iter_ = it
+    _certify_low_rank(est, f"lp_mkl_square(p={p:g})", theta, upper, lower, hist, it, t0)
     return _finish_low_rank(est, bank, mom, scale, col, theta, u, mom.target_mean[0])
 
 
@@ -924,8 +930,7 @@ def _fit_low_rank_l2krr(est, X, y):
         warnings.warn(f"{type(est).__name__}: the low-rank fixed point stopped after {it} iterations with residual "
                       f"{res:.1e} > {est.tol:.0e}.", ConvergenceWarning, stacklevel=3)
     est.result_ = MKLResult(weights=mu, alpha=None, bias=0.0, objective=float(yy - h @ u) / est.lam, status=status,
-                            gap=float(res),
-                            n_iter=it, n_solves=n_solves)
+                            gap=float(res), n_iter=it, n_solves=n_solves)
     est.n_iter_ = it
     return _finish_low_rank(est, bank, mom, scale, col, mu, u, mom.target_mean[0])
 
@@ -933,8 +938,8 @@ def _fit_low_rank_l2krr(est, X, y):
 def _fit_low_rank_gmkl(est, X, s):
     r"""`GMKL` past the memory budget: Varma & Babu's projected gradient (`_gmkl_descent`) around the square-loss machine in
     feature space, certified by `_gmkl_lower_square` (the hinge has no closed form there). `X` validated, `s` +-1 labels."""
-    from mklbook.classic_mkl import MKLSolution, _gmkl_descent, _gmkl_lower_square, _square_features_solver
-    t0, name, C = time.perf_counter(), type(est).__name__, est.C
+    from mklbook.classic_mkl import _gmkl_descent, _gmkl_lower_square, _square_features_solver
+    t0, C = time.perf_counter(), est.C
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, s)
     solve = _square_features_solver(G, h, yy, col, C)
 
@@ -944,15 +949,7 @@ def _fit_low_rank_gmkl(est, X, s):
         return value, q, primal, _gmkl_lower_square(C * (yy - h @ u), C * C * ee, q, est.sigma, est.reg, C), u
 
     d, u, upper, lower, it, hist = _gmkl_descent(machine, len(scale), est.sigma, est.reg, est.tol, est.max_iter)
-    gap = (upper - lower) / max(1.0, abs(upper))
-    est.result_ = apply_certificate(
-        MKLSolution(objective=upper, weights=d, lower=lower, n_iter=it, n_solves=it, history=hist, machine_gap=0.0,
-                    solver=f"gmkl({est.reg}, projected gradient, square loss) on a low-rank bank"),
-        gap, est.tol, t0, False, "max_iter")
-    if est.result_.status != "optimal":
-        warnings.warn(f"{name}: the low-rank GMKL stopped after {it} iterations with relative gap {gap:.1e} > "
-                      f"{est.tol:g}; raise max_iter.", ConvergenceWarning, stacklevel=3)
-    est.n_iter_ = it
+    _certify_low_rank(est, f"gmkl({est.reg}, projected gradient, square loss)", d, upper, lower, hist, it, t0)
     return _finish_low_rank(est, bank, mom, scale, col, d, u, mom.target_mean[0])
 
 # %% ../nbs/61_lowrank.ipynb #2eab62bd
