@@ -313,14 +313,15 @@ def _square_kernel_solver(Ks, y, C):
     m = len(y)
 
     def solve(theta, gap):
+        K = stack_combine(Ks, theta)                      # combined once, used for the system and for c'Kc
         A = np.empty((m + 1, m + 1))
-        A[:m, :m] = stack_combine(Ks, theta)
+        A[:m, :m] = K
         A[np.diag_indices(m)] += 1.0 / C
         A[m, :m] = A[:m, m] = 1.0
         A[m, m] = 0.0
         sol = np.linalg.solve(A, np.r_[y, 0.0])
         c, b = sol[:m], sol[m]
-        cKc = float(c @ stack_combine(Ks, theta) @ c)
+        cKc = float(c @ K @ c)
         lin = float(y @ c - c @ c / (2 * C))
         return 0.5 * cKc + c @ c / (2 * C), lin - 0.5 * cKc, lin, np.maximum(stack_quad(Ks, c), 0.0), (c, b)
     return solve
