@@ -862,10 +862,13 @@ def _block_rows(p: int, m: int, target_bytes: int = 4 << 20) -> int:
 
 
 # %% ../nbs/00_kernels.ipynb #764485f1
-def _refuse_asymmetry(Ks, KV, VK, V, tol, name):
-    "Refuse a kernel whose probes prove it asymmetric: `K V` (rows) and `V^T K` (columns) differ beyond round-off."
+def _refuse_asymmetry(Ks, KV, V, tol, name):
+    """Refuse a kernel whose probes prove it asymmetric. With `KV = K V`, `V = [u, v]` two random Gaussian vectors,
+    `u^T K v - v^T K u = u^T (K - K^T) v` vanishes for a symmetric `K` and has mean square `||K - K^T||_F^2` otherwise:
+    one bilinear form from the right products the pass computes anyway (no pass over the columns)."""
     scale = np.maximum(np.abs(np.einsum("kii->ki", Ks)).max(axis=1), np.finfo(float).tiny)
-    probe = np.abs(KV - VK.transpose(0, 2, 1)).max(axis=(1, 2)) / np.abs(V).max()
+    u, v = KV[:, :, 0], KV[:, :, 1]                  # K u and K v, (p, m) each
+    probe = np.abs(np.einsum("km,m->k", v, V[:, 0]) - np.einsum("km,m->k", u, V[:, 1]))
     for k in np.flatnonzero(probe > 0.1 * tol * scale):          # proof of asymmetry: measure it exactly
         asym = float(np.abs(Ks[k] - Ks[k].T).max() / max(np.abs(Ks[k]).max(), np.finfo(float).tiny))
         if asym > tol:
@@ -886,7 +889,8 @@ def _blocked_products(Ks, right, left):
             Bf = B.reshape(p, -1)              # a view: no copy
             G += Bf @ Bf.T
             KR[:, i0:i0 + b] = B @ right
-            LK += np.matmul(left[i0:i0 + b].T[None], B)
+            if left.shape[1]:
+                LK += np.matmul(left[i0:i0 + b].T[None], B)
     return G, KR, LK
 
 
@@ -930,13 +934,15 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
         Yc = Y - Y.mean(axis=0)
         a = np.zeros(p)
     ones = np.ones((m, 1))
-    # right probes: rows K 1 (and K V); left probes: columns 1^T K (and V^T K); both while each block is in cache.
-    # (K - K^T) V = 0 for a symmetric K: two random probes V test symmetry at no extra pass over the stack.
-    V = np.random.default_rng(0).standard_normal((m, 2)) if symmetric_tol is not None else np.empty((m, 0))
-    left = np.hstack([ones, V])
+    # right products K [1, V, Yc] while each block is in cache. With the symmetry test, two random probes V give
+    # u^T K v - v^T K u (zero for a symmetric K) and the column sums are the row sums; without it (the caller
+    # vouches for nothing) the column sums 1^T K are a left product in the same pass.
+    check = symmetric_tol is not None
+    V = np.random.default_rng(0).standard_normal((m, 2)) if check else np.empty((m, 0))
     right = np.hstack([ones, V] + ([Yc] if Y is not None else []))
-    G, KR, LK = _blocked_products(Ks, right, left)          # K K^T, K [1, V, Yc] and [1, V]^T K in one pass
-    r, c = KR[:, :, 0], LK[:, 0, :]
+    G, KR, LK = _blocked_products(Ks, right, np.empty((m, 0)) if check else ones)
+    r = KR[:, :, 0]
+    c = r if check else LK[:, 0, :]
     if Y is not None:                      # Tr[Yc^T K Yc]
         a = np.einsum("kbc,bc->k", KR[:, :, 1 + V.shape[1]:], Yc)
     if not np.isfinite(G).all():           # NaN/inf anywhere in the stack shows up here: no extra pass
@@ -945,7 +951,7 @@ def centered_products(Ks,                         # (p, m, m) square stack, or o
                          "Normalise the kernels first (e.g. KernelBank(normalize='trace'), or divide each kernel by "
                          "its largest entry).")
     if symmetric_tol is not None:
-        _refuse_asymmetry(Ks, KR[:, :, 1:3], LK[:, 1:3], V, symmetric_tol, name)
+        _refuse_asymmetry(Ks, KR[:, :, 1:3], V, symmetric_tol, name)
     s = r.sum(axis=1)
     M = G - (c @ c.T + r @ r.T) / m + np.outer(s, s) / m ** 2
     raw = np.diag(G)
