@@ -22,11 +22,12 @@ from .alignment import AlignMKL
 from .estimators import CombinedKernelModel, NumberInterval, check_classification_target
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
-from .solvers import (_STATIONARY, _check_targets, kernel_ridge, label_assumed, simplex_cutting_planes,
+from .solvers import (_STATIONARY, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
                              solve_lp, svm_dual)
 
 # %% auto #0
-__all__ = ['UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one', 'l2_krr_mkl', 'L1MKL', 'L2KRRMKL']
+__all__ = ['RIDGE_SEARCH', 'UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one', 'l2_krr_mkl', 'L1MKL',
+           'ridge_by_loo', 'L2KRRMKL']
 
 # %% ../nbs/12_baselines.ipynb #964b936b
 class UniformMKL(AlignMKL):
@@ -360,13 +361,48 @@ def predict(self: L1MKL,
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
     return CombinedKernelModel.predict(self, X)
 
+# %% ../nbs/12_baselines.ipynb #6d8f2b74
+RIDGE_SEARCH = tuple(10.0 ** (k / 2) for k in range(-8, 5))   # lam = 1e-4 ... 1e2, half decades
+_RIDGE_ROWS = 1000                                            # rows on which lam="auto" is chosen, at most
+
+
+def _ridge_rows(m: int,           # training points
+               ) -> np.ndarray:  # sorted row indices: all of them up to 1000, else 1000 drawn with seed 0
+    "The rows on which `lam=\"auto\"` is chosen: the whole sample up to 1000 points, a fixed random 1000 beyond."
+    if m <= _RIDGE_ROWS:
+        return np.arange(m)
+    return np.sort(np.random.default_rng(0).choice(m, _RIDGE_ROWS, replace=False))
+
+
+def ridge_by_loo(K,                   # (n, n) kernel on the rows of `_ridge_rows`, at the centre of the weights' set
+                 y,                   # (n,) real targets on those rows
+                 lams=RIDGE_SEARCH,   # candidate ridges
+                 ) -> float:          # the candidate of least exact leave-one-out error
+    r"""The ridge of least exact leave-one-out error of KRR (centered targets), all candidates from one eigendecomposition.
+
+    $$\hat\lambda=\arg\min_{\lambda}\frac1n\sum_i\Big(\frac{y_i-\hat f_\lambda(x_i)}{1-S_{\lambda,ii}}\Big)^2,\qquad
+    \mathbf S_\lambda=\mathbf K(\mathbf K+\lambda\mathbf I)^{-1}$$
+
+    For a ridge that enters the kernel learning itself: chosen before it, on the kernel at the centre of the weights'
+    feasible set and on at most 1000 rows (the ridge of $(\mathbf K+\lambda\mathbf I)$ does not grow with $m$ when the
+    kernel's entries do not), it costs one $n^3$ eigendecomposition with $n\le1000$. The KRR has an offset: on a
+    kernel centered with the whole sample's mean and centered targets, leaving $x_i$ out of an offset-free KRR leaks
+    $y_i$ back (with $\mathbf K\mathbf 1=0$, $\mathbf k_i=-\mathbf K_{oo}\mathbf 1$, so as $\lambda\to0$ the prediction is
+    $-\mathbf 1^\top\mathbf y_o=y_i$) and the criterion would pick the smallest ridge."""
+    y = np.asarray(y, dtype=np.float64)
+    path = kernel_ridge_path(K, y - y.mean(), lams, fit_intercept=True, psd="assume", warn=False)
+    return float(path.lams[int(np.argmin(path.loo_mse))])
+
 # %% ../nbs/12_baselines.ipynb #1fac09de
 class L2KRRMKL(CombinedKernelModel):
     r"""L2-regularised KRR MKL for regression ($\mu_0=0$): `l2_krr_mkl` on the bank's kernels, then KRR at its weights.
 
     $$\min_{\mu\ge0,\ \lVert\mu\rVert_2\le\Lambda}\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y$$
 
-    Targets are centered and each base kernel is rescaled to trace $m$ after the bank's normalisation. When the stack
+    Targets are centered and each base kernel is rescaled to trace $m$ after the bank's normalisation. With `lam="auto"`
+    (the default) the ridge is the one of least exact leave-one-out error of KRR on the centre of the ball,
+    $\mu_k=\Lambda/\sqrt p$, over `RIDGE_SEARCH` (`ridge_by_loo`, on at most 1000 rows), chosen before the weights are
+    learned at it (`lam_`); a number is used as given (the paper's experiments pass theirs). When the stack
     ($8pm^2$ bytes) and the combined kernel would exceed `memory_budget`, the same fixed point runs on a low-rank bank with
     each KRR solved in feature space (`low_rank_` holds the model; None on the exact path).
 
@@ -374,7 +410,7 @@ class L2KRRMKL(CombinedKernelModel):
     _rescale = False
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
-                 lam=1.0,             # KRR ridge lambda
+                 lam="auto",          # KRR ridge lambda, or "auto": least leave-one-out error (see above)
                  Lambda=1.0,          # radius of the L2 ball of mu
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
@@ -389,20 +425,37 @@ class L2KRRMKL(CombinedKernelModel):
         self.memory_budget = memory_budget
 
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
-                                    "lam": [NumberInterval(Real, 0, None, closed="neither")],
+                                    "lam": [StrOptions({"auto"}), NumberInterval(Real, 0, None, closed="neither")],
                                     "Lambda": [NumberInterval(Real, 0, None, closed="neither")],
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def _second_stage(self):
-        return KernelRidge(kernel="precomputed", alpha=self.lam)
+        return KernelRidge(kernel="precomputed", alpha=getattr(self, "lam_", 1.0) if self.lam == "auto" else self.lam)
 
     def _learn_weights(self, Ks, y):
         scale = _trace_m_scale(Ks)
-        self.result_ = l2_krr_mkl(Ks, y - y.mean(), lam=self.lam, Lambda=self.Lambda, tol=self.tol, psd="trusted",
+        self.lam_ = self._choose_lam(lambda idx: np.tensordot(scale, Ks if idx.size == Ks.shape[1] else
+                                                              Ks[:, idx][:, :, idx], axes=1), y, len(scale))
+        self.result_ = l2_krr_mkl(Ks, y - y.mean(), lam=self.lam_, Lambda=self.Lambda, tol=self.tol, psd="trusted",
                                   scale=scale)
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
+
+# %% ../nbs/12_baselines.ipynb #e03c6106
+@patch
+def _choose_lam(self: L2KRRMKL,
+                kernel_on,  # idx -> the sum of the kernels at trace m on the rows idx, (n, n)
+                y,          # (m,) targets
+                p: int,     # number of kernels
+                ) -> float:
+    "`lam` as given, or with `lam=\"auto\"` the `ridge_by_loo` choice on the centre of the ball (mu_k = Lambda / sqrt(p))."
+    if self.lam != "auto":
+        return float(self.lam)
+    idx = _ridge_rows(len(y))
+    K = kernel_on(idx)
+    K *= self.Lambda / np.sqrt(p)
+    return ridge_by_loo(K, y[idx])
 
 @patch
 def fit(self: L2KRRMKL,

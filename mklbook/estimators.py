@@ -269,6 +269,7 @@ def fit(self: CombinedKernelModel,
     K *= scale
     self._set_weights(mu, scale)
     self.y_mean_ = 0.0 if classify else float(y.mean())
+    est = self._checked_second_stage()                   # again: a first stage may set its parameters (lam="auto")
     self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
     return self
 

@@ -918,7 +918,14 @@ def _fit_low_rank_l2krr(est, X, y):
     from mklbook.baselines import MKLResult, _l2_fixed_point
     from mklbook.classic_mkl import _square_features_solver
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, y)
-    solve = _square_features_solver(G, h, yy, col, 1.0 / est.lam)
+
+    def kernel_on(idx):                                   # the sum of the kernels at trace m on the rows idx
+        F = bank.features_of(X[idx]) - mom.mean
+        F *= np.sqrt(scale[col])
+        return F @ F.T
+
+    est.lam_ = est._choose_lam(kernel_on, y, len(scale))
+    solve = _square_features_solver(G, h, yy, col, 1.0 / est.lam_)
 
     def krr(mu):                                          # the KRR at mu: u (feature weights), v = (c' K_k c)_k
         _, _, _, q, u = solve(mu, 0.0)
@@ -929,7 +936,7 @@ def _fit_low_rank_l2krr(est, X, y):
     if status != "optimal":
         warnings.warn(f"{type(est).__name__}: the low-rank fixed point stopped after {it} iterations with residual "
                       f"{res:.1e} > {est.tol:.0e}.", ConvergenceWarning, stacklevel=3)
-    est.result_ = MKLResult(weights=mu, alpha=None, bias=0.0, objective=float(yy - h @ u) / est.lam, status=status,
+    est.result_ = MKLResult(weights=mu, alpha=None, bias=0.0, objective=float(yy - h @ u) / est.lam_, status=status,
                             gap=float(res), n_iter=it, n_solves=n_solves)
     est.n_iter_ = it
     return _finish_low_rank(est, bank, mom, scale, col, mu, u, mom.target_mean[0])

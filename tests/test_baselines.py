@@ -95,3 +95,48 @@ def test_l2krrmkl_past_the_memory_budget_solves_the_same_problem_when_the_featur
     assert big.score(X[250:], y[250:]) >= L2KRRMKL().fit(X[:250], y[:250]).score(X[250:], y[250:]) - 0.05
     with pytest.raises(ValueError, match="features"):
         low.predict(X[:5, :4])
+
+
+def test_ridge_by_loo_is_the_brute_force_leave_one_out_choice_and_does_not_leak_through_centering():
+    "The exact LOO of KRR with an offset, refitted 60 times per ridge, picks the same ridge; offset-free LOO would leak."
+    from mklbook.baselines import RIDGE_SEARCH, ridge_by_loo
+    from mklbook.kernels import center
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = np.sin(2 * X[:, 0]) + 0.5 * rng.standard_normal(60)               # noisy: a large ridge should win
+    K = center(Gaussian(0.5)(X))
+    lams = np.array(RIDGE_SEARCH)
+
+    def brute(lam):                                                        # refit without point i, with an offset
+        err = []
+        for i in range(60):
+            o = np.r_[0:i, i + 1:60]
+            A = np.block([[K[np.ix_(o, o)] + lam * np.eye(59), np.ones((59, 1))], [np.ones((1, 59)), np.zeros((1, 1))]])
+            sol = np.linalg.solve(A, np.r_[y[o] - y.mean(), 0.0])
+            err.append(y[i] - y.mean() - K[i, o] @ sol[:59] - sol[59])
+        return np.mean(np.square(err))
+
+    best = lams[int(np.argmin([brute(lam) for lam in lams]))]
+    assert ridge_by_loo(K, y) == best and best > lams.min()
+    # the trap it avoids: offset-free LOO on a centered kernel with centered targets predicts y_i itself as lam -> 0
+    i, o = 0, np.arange(1, 60)
+    yc = y - y.mean()
+    pred = K[i, o] @ np.linalg.solve(K[np.ix_(o, o)] + 1e-10 * np.eye(59), yc[o])
+    assert pred == pytest.approx(yc[i], abs=1e-3)
+
+
+def test_l2krrmkl_auto_ridge_is_the_certified_machine_at_the_chosen_ridge():
+    "lam='auto' chooses lam_ before learning the weights: the fit is L2KRRMKL(lam=lam_) exactly, on both paths."
+    from sklearn.datasets import make_friedman1
+    from mklbook.baselines import RIDGE_SEARCH
+    X, y = make_friedman1(200, 6, noise=0.5, random_state=1)
+    auto = L2KRRMKL().fit(X, y)
+    assert auto.lam_ in RIDGE_SEARCH and auto.estimator_.alpha == auto.lam_ and auto.result_.status == "optimal"
+    fixed = L2KRRMKL(lam=auto.lam_).fit(X, y)
+    np.testing.assert_allclose(auto.weights_, fixed.weights_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(auto.predict(X[:20]), fixed.predict(X[:20]), rtol=1e-10)
+    assert L2KRRMKL(lam=0.3).fit(X, y).lam_ == 0.3
+    low = L2KRRMKL(memory_budget=1.0).fit(X, y)                          # 200 rows: exact features, same choice
+    assert low.lam_ == auto.lam_
+    with pytest.raises(ValueError, match="lam"):
+        L2KRRMKL(lam="best").fit(X, y)
