@@ -192,25 +192,42 @@ def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse;
                               n_iter=lp.n_iter, n_solves=1, coef=w, C=C * N)
 
 # %% ../nbs/12_baselines.ipynb #f8b06e19
-def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta):
-    """The damped fixed point of `l2_krr_mkl` for any KRR solver `solve(mu) -> (payload, v)`, v_k = alpha' K_k alpha:
-    returns mu, the payload at mu, the residual, the iterations and the solves."""
-    def step(mu):
+def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta, memory=4):
+    """The fixed point of `l2_krr_mkl` for any KRR solver `solve(mu) -> (payload, v)`, v_k = alpha' K_k alpha, by the
+    damped map accelerated with Anderson mixing over the last `memory` steps (0: the plain damped iteration); a step
+    that raises the residual is replaced by the damped step and the history restarts. Returns mu, the payload at mu,
+    the residual, the iterations and the solves."""
+    def step(mu):                                          # (payload, residual vector g = target - mu, |g| / Lambda)
         r, v = solve(mu)
         nv = np.linalg.norm(v)
         if nv == 0:
             raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
-        return r, np.maximum(mu0 + Lambda * v / nv, 0.0)
+        g = np.maximum(mu0 + Lambda * v / nv, 0.0) - mu
+        return r, g, np.linalg.norm(g) / Lambda
 
+    beta = 1.0 - eta
     mu = mu0 + Lambda / np.sqrt(len(mu0))
-    r, target = step(mu)
-    res, it = np.linalg.norm(mu - target) / Lambda, 0
+    r, g, res = step(mu)
+    it = n_solves = 0
+    hist = [(mu, g)]
     while res > tol and it < max_iter:
         it += 1
-        mu = eta * mu + (1 - eta) * target
-        r, target = step(mu)
-        res = np.linalg.norm(mu - target) / Lambda
-    return mu, r, res, it, it + 1
+        cand = mu + beta * g                               # the damped step
+        if memory and len(hist) > 1:                       # Anderson: the combination of recent steps of least residual
+            dX = np.diff([h[0] for h in hist], axis=0).T
+            dG = np.diff([h[1] for h in hist], axis=0).T
+            gam = np.linalg.lstsq(dG, g, rcond=None)[0]
+            cand = np.maximum(cand - (dX + beta * dG) @ gam, 0.0)
+        r2, g2, res2 = step(cand)
+        n_solves += 1
+        if res2 > res and len(hist) > 1:                   # safeguard: back to the damped step, history restarted
+            cand = mu + beta * g
+            r2, g2, res2 = step(cand)
+            n_solves += 1
+            hist = []
+        mu, r, g, res = cand, r2, g2, res2
+        hist = (hist + [(mu, g)])[-(memory + 1):]
+    return mu, r, res, it, n_solves + 1
 
 # %% ../nbs/12_baselines.ipynb #ef35888e
 def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
@@ -363,12 +380,12 @@ def predict(self: L1MKL,
 
 # %% ../nbs/12_baselines.ipynb #6d8f2b74
 RIDGE_SEARCH = tuple(10.0 ** (k / 2) for k in range(-8, 5))   # lam = 1e-4 ... 1e2, half decades
-_RIDGE_ROWS = 1000                                            # rows on which lam="auto" is chosen, at most
+_RIDGE_ROWS = 500                                             # rows on which lam="auto" is chosen, at most
 
 
 def _ridge_rows(m: int,           # training points
-               ) -> np.ndarray:  # sorted row indices: all of them up to 1000, else 1000 drawn with seed 0
-    "The rows on which `lam=\"auto\"` is chosen: the whole sample up to 1000 points, a fixed random 1000 beyond."
+               ) -> np.ndarray:  # sorted row indices: all of them up to 500, else 500 drawn with seed 0
+    "The rows on which `lam=\"auto\"` is chosen: the whole sample up to 500 points, a fixed random 500 beyond."
     if m <= _RIDGE_ROWS:
         return np.arange(m)
     return np.sort(np.random.default_rng(0).choice(m, _RIDGE_ROWS, replace=False))
@@ -384,8 +401,8 @@ def ridge_by_loo(K,                   # (n, n) kernel on the rows of `_ridge_row
     \mathbf S_\lambda=\mathbf K(\mathbf K+\lambda\mathbf I)^{-1}$$
 
     For a ridge that enters the kernel learning itself: chosen before it, on the kernel at the centre of the weights'
-    feasible set and on at most 1000 rows (the ridge of $(\mathbf K+\lambda\mathbf I)$ does not grow with $m$ when the
-    kernel's entries do not), it costs one $n^3$ eigendecomposition with $n\le1000$. The KRR has an offset: on a
+    feasible set and on at most 500 rows (the ridge of $(\mathbf K+\lambda\mathbf I)$ does not grow with $m$ when the
+    kernel's entries do not), it costs one $n^3$ eigendecomposition with $n\le500$. The KRR has an offset: on a
     kernel centered with the whole sample's mean and centered targets, leaving $x_i$ out of an offset-free KRR leaks
     $y_i$ back (with $\mathbf K\mathbf 1=0$, $\mathbf k_i=-\mathbf K_{oo}\mathbf 1$, so as $\lambda\to0$ the prediction is
     $-\mathbf 1^\top\mathbf y_o=y_i$) and the criterion would pick the smallest ridge."""
@@ -401,7 +418,7 @@ class L2KRRMKL(CombinedKernelModel):
 
     Targets are centered and each base kernel is rescaled to trace $m$ after the bank's normalisation. With `lam="auto"`
     (the default) the ridge is the one of least exact leave-one-out error of KRR on the centre of the ball,
-    $\mu_k=\Lambda/\sqrt p$, over `RIDGE_SEARCH` (`ridge_by_loo`, on at most 1000 rows), chosen before the weights are
+    $\mu_k=\Lambda/\sqrt p$, over `RIDGE_SEARCH` (`ridge_by_loo`, on at most 500 rows), chosen before the weights are
     learned at it (`lam_`); a number is used as given (the paper's experiments pass theirs). When the stack
     ($8pm^2$ bytes) and the combined kernel would exceed `memory_budget`, the same fixed point runs on a low-rank bank with
     each KRR solved in feature space (`low_rank_` holds the model; None on the exact path).
