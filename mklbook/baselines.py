@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 from fastcore.basics import patch
 from sklearn.exceptions import ConvergenceWarning
@@ -229,6 +230,70 @@ def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta, memory=4):
         hist = (hist + [(mu, g)])[-(memory + 1):]
     return mu, r, res, it, n_solves + 1
 
+# %% ../nbs/12_baselines.ipynb #158c0655
+def _ball_qp(mu, g, H, mu0, Lambda, max_iter=1000):
+    """The Newton model's minimiser over the feasible set, `argmin_{z >= 0, ||z - mu0|| <= Lambda} g'(z - mu) +
+    (z - mu)'H(z - mu)/2`, by accelerated projected gradient (p is small: each step is a p x p product)."""
+    if mu0.any():
+        from mklbook.classic_mkl import project_ball
+        proj = lambda x: project_ball(x, mu0, Lambda, 2)
+    else:                                                  # centred at 0: clip, then pull back onto the ball
+        def proj(x):
+            x = np.maximum(x, 0.0)
+            n = np.linalg.norm(x)
+            return x if n <= Lambda else x * (Lambda / n)
+    step = 1.0 / max(np.linalg.eigvalsh(H)[-1], np.finfo(float).tiny)
+    z = w = mu
+    t = 1.0
+    for _ in range(max_iter):
+        zn = proj(w - step * (g + H @ (w - mu)))
+        tn = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        w = zn + (t - 1.0) / tn * (zn - z)
+        done = np.linalg.norm(zn - z) <= 1e-13 * max(1.0, np.linalg.norm(zn))
+        z, t = zn, tn
+        if done:
+            break
+    return z
+
+
+# %% ../nbs/12_baselines.ipynb #997367f8
+def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
+    r"""`l2_krr_mkl` by projected Newton steps on $F(\mu)=\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y$ with
+    $\nabla F=-\mathbf v$ and $\nabla^2F=2\mathbf Z^\top\mathbf Z$, $\mathbf Z=\mathbf L^{-1}[\mathbf K_k\alpha]_k$ from the
+    Cholesky factor $\mathbf L$ of the solve itself (p triangular solves, no second factorisation); the model minimised
+    over the ball (`_ball_qp`), then an Armijo backtracking. Returns mu, alpha, the fixed-point residual, iterations and
+    solves."""
+    def krr(mu):                                           # F, alpha, v and the factor of K_mu + lam I
+        K = stack_combine(Ks, mu * scale)
+        K[np.diag_indices_from(K)] += lam
+        L = sla.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
+        a = sla.cho_solve((L, True), y, check_finite=False)
+        v = stack_quad(Ks, a) * scale
+        if not np.linalg.norm(v) > 0:
+            raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
+        return float(y @ a), a, v, L
+
+    def residual(mu, v):                                   # the certificate: the fixed point's residual
+        return float(np.linalg.norm(np.maximum(mu0 + Lambda * v / np.linalg.norm(v), 0.0) - mu) / Lambda)
+
+    mu = mu0 + Lambda / np.sqrt(len(mu0))
+    F, a, v, L = krr(mu)
+    res, it, n_solves = residual(mu, v), 0, 1
+    while res > tol and it < max_iter:
+        it += 1
+        Z = sla.solve_triangular(L, (np.matmul(Ks, a) * scale[:, None]).T, lower=True, check_finite=False)
+        d = _ball_qp(mu, -v, 2.0 * Z.T @ Z, mu0, Lambda) - mu
+        t, slope = 1.0, float(-v @ d)
+        while True:                                        # Armijo; at round-off level, a smaller residual will do
+            F2, a2, v2, L2 = krr(mu + t * d)
+            n_solves += 1
+            res2 = residual(mu + t * d, v2)
+            if F2 <= F + 1e-4 * t * slope or (F2 - F <= 1e-12 * abs(F) and res2 < res) or t < 1e-4:
+                break
+            t /= 2.0
+        mu, F, a, v, L, res = mu + t * d, F2, a2, v2, L2, res2
+    return mu, a, res, it, n_solves
+
 # %% ../nbs/12_baselines.ipynb #ef35888e
 def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
                y,                    # (m,) real targets
@@ -237,17 +302,20 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
                mu0=None,             # (p,) centre of the ball; None: 0
                tol: float = 1e-8,    # fixed-point residual at which the iteration stops
                max_iter: int = 500,  # maximum number of iterations
-               eta: float = 0.5,     # damping in [0, 1)
+               eta: float = 0.5,     # damping in [0, 1) of the fixed point
+               method: str = "auto", # "newton" (array stacks), "fixed-point" (Anderson-accelerated); "auto": the first
                psd: str = "check",   # "check" or "assume"; K_mu + lam I must be positive definite, so "allow" is refused
                scale=None,           # (p,) factors the kernels are used with (no scaled copy of the stack); None: 1
                ) -> MKLResult:       # weights, KRR dual alpha, objective, status and fixed-point residual
-    r"""L2-regularised KRR MKL: the weights in an $L_2$ ball minimising the KRR objective, by a damped fixed point.
+    r"""L2-regularised KRR MKL: the weights in an $L_2$ ball minimising the KRR objective, by projected Newton or a fixed point.
 
     $$\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_2\le\Lambda}\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y,\qquad
     \mu\leftarrow\eta\mu+(1-\eta)\Big(\mu_0+\Lambda\frac{\mathbf v}{\lVert\mathbf v\rVert}\Big)_+,
     \quad v_k=\alpha^\top\mathbf K_k\alpha$$
 
-    Certified by the fixed-point residual $\lVert\mu-(\mu_0+\Lambda\mathbf v/\lVert\mathbf v\rVert)_+\rVert/\Lambda$.
+    `method="newton"` takes projected Newton steps with the exact Hessian (`_l2_newton`); `"fixed-point"` iterates the
+    damped map above with Anderson mixing (`_l2_fixed_point`), the only choice for a `FeatureStack`. Either way
+    certified by the fixed-point residual $\lVert\mu-(\mu_0+\Lambda\mathbf v/\lVert\mathbf v\rVert)_+\rVert/\Lambda$.
 
     Reference: cortes2009l2; cortes2012alignment, Sec. 5 (l2-krr)."""
     if psd == "allow":
@@ -260,19 +328,28 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     max_iter = check_int(max_iter, "max_iter", low=0)
     if not (isinstance(eta, (int, float, np.floating)) and 0 <= eta < 1):
         raise ValueError(f"eta must be in [0, 1); got {eta!r}.")
+    if method not in ("auto", "newton", "fixed-point"):
+        raise ValueError(f"method must be 'auto', 'newton' or 'fixed-point'; got {method!r}.")
+    if method == "newton" and isinstance(Ks, FeatureStack):
+        raise ValueError("method='newton' needs an array stack (its Hessian uses the Cholesky factor of K_mu + lam I); "
+                         "use method='fixed-point' with a FeatureStack.")
     mu0 = np.zeros(p) if mu0 is None else check_weights(mu0, p)
     scale = np.ones(p) if scale is None else check_weights(scale, p, "scale")
 
-    def solve(mu):                                   # the KRR dual at mu and v_k = alpha' K_k alpha
-        r = kernel_ridge(stack_combine(Ks, mu * scale), y, lam, psd="trusted")
-        return r, stack_quad(Ks, r.alpha) * scale
+    if method != "fixed-point" and not isinstance(Ks, FeatureStack):
+        mu, alpha, res, it, n_solves = _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter)
+    else:
+        def solve(mu):                               # the KRR dual at mu and v_k = alpha' K_k alpha
+            r = kernel_ridge(stack_combine(Ks, mu * scale), y, lam, psd="trusted")
+            return r, stack_quad(Ks, r.alpha) * scale
 
-    mu, r, res, it, n_solves = _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta)
+        mu, r, res, it, n_solves = _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta)
+        alpha = r.alpha
     status = "optimal" if res <= tol else "max_iter"
     if status != "optimal":
         warnings.warn(f"l2_krr_mkl stopped after {it} iterations with residual {res:.1e} > {tol:.0e}.",
                       ConvergenceWarning, stacklevel=2)
-    return label_assumed(MKLResult(weights=mu, alpha=r.alpha, bias=0.0, objective=float(y @ r.alpha), status=status,
+    return label_assumed(MKLResult(weights=mu, alpha=alpha, bias=0.0, objective=float(y @ alpha), status=status,
                                    gap=float(res), n_iter=it, n_solves=n_solves), psd)
 
 # %% ../nbs/12_baselines.ipynb #337d25df
