@@ -792,7 +792,7 @@ class CrammerSingerScores:
         if self.kernels is not None:
             return super()._fit_bank(X)
         self.bank_ = KernelBank(m3k_default_bank(X), normalize=self.normalize, center=self.center)
-        return self.bank_.fit(X).train_stack_              # the bank's own stack, read only: no second copy
+        return self.bank_.fit_transform(X)                 # one build (train_stack_ would compute it again)
 
     def _offset(self, Ks) -> float:
         """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the

@@ -86,8 +86,9 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         s = self._offset(Ks)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
-            self.result_ = crammer_singer_dual(_combine_sparse(Ks, self.weights_, s), y, C=self.C, tol=self.tol,
-                                               warn=False, psd="trusted")
+            K = _combine_sparse(Ks, self.weights_, s)
+            del Ks                                                # the solve needs K only: the stack goes first
+            self.result_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted")
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",
                           ConvergenceWarning, stacklevel=2)

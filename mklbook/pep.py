@@ -937,11 +937,12 @@ def _first_columns(fams, kernels, Xraw, random_state):
         th0 = th0 if fam0 == "gaussian" else float(np.clip(np.round(th0), np.ceil(lo), np.floor(hi)))
         return [(fam0, th0)], [fams.kernel(fam0, th0)], []
     fixed = kernel_list(kernels, Xraw, owner="ifkl")
-    bank = KernelBank(fixed, normalize="trace").fit(Xraw)
+    bank = KernelBank(fixed, normalize="trace")
+    Ks = bank.fit_transform(Xraw)                          # one build (train_stack_ would compute it again)
     if bank.degenerate_.any() or any(not k.is_psd for k in fixed):
         raise ValueError("ifkl's starting kernels must be PSD and non-zero on the training set; got "
                          f"{[repr(k) for k, bad in zip(fixed, bank.degenerate_) if bad or not k.is_psd]}.")
-    return [("fixed", float(i)) for i in range(len(fixed))], list(bank.train_stack_ * Xraw.shape[0]), fixed
+    return [("fixed", float(i)) for i in range(len(fixed))], list(Ks * Xraw.shape[0]), fixed
 
 
 def _column_pep(fams, fam, theta, K, lam, t) -> float:
