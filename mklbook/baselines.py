@@ -266,8 +266,13 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
     def krr(mu):                                           # F, alpha, v and the factor of K_mu + lam I
         K = stack_combine(Ks, mu * scale)
         K[np.diag_indices_from(K)] += lam
-        L = sla.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
+        try:
+            L = sla.cholesky(K, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"K_mu + lam I is not positive definite (lam={lam:g}): the kernels are not PSD; use PSD "
+                             "kernels (mklbook.kernels.is_psd) or a larger lam.") from None
         a = sla.cho_solve((L, True), y, check_finite=False)
+        a += sla.cho_solve((L, True), y - K @ a, check_finite=False)   # one step of iterative refinement
         v = stack_quad(Ks, a) * scale
         if not np.linalg.norm(v) > 0:
             raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")

@@ -171,3 +171,11 @@ def test_l2_krr_mkl_newton_and_fixed_point_reach_the_same_certified_weights():
         l2_krr_mkl(Ks, y, method="lbfgs")
     with pytest.raises(ValueError, match="FeatureStack"):
         l2_krr_mkl(FeatureStack(X), y, method="newton")
+
+
+def test_l2_krr_mkl_newton_names_an_indefinite_stack():
+    "psd='assume' on an indefinite stack: Newton's Cholesky fails with a message that names the fix, not LinAlgError."
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 30))
+    with pytest.raises(ValueError, match="not positive definite.*PSD kernels"):
+        l2_krr_mkl(np.stack([A + A.T, np.eye(30)]), rng.standard_normal(30), lam=1e-3, psd="assume")
