@@ -1087,7 +1087,8 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
     standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
     of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
-    stratified cross-validation accuracy; alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1
+    stratified cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error;
+    alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1
     setting is `PAPER_TABLE1`. `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of
     the rules on the bank's kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
 
@@ -1197,8 +1198,9 @@ def fit(self: VCMKLClassifier,
         self._check_refit(factors, y_pm)
         self._refit_guard(factors, y_pm)
         if not np.isfinite(self.threshold_):
-            warnings.warn("VCMKLClassifier: no VCMKL setting beat the majority class on held-out data (3-fold CV over "
-                          "nu_grid and the idle-rule handling), so it predicts the majority class everywhere "
+            warnings.warn("VCMKLClassifier: no VCMKL setting beat the majority class on held-out data by more than one "
+                          "standard error (3-fold CV over nu_grid and the idle-rule handling), so it predicts the "
+                          "majority class everywhere "
                           f"(threshold_ = {self.threshold_}). Try richer kernels or a given nu.", UserWarning,
                           stacklevel=2)
     self.n_iter_ = self.result_.n_iter
@@ -1272,7 +1274,9 @@ def _refit_guard(self: VCMKLClassifier, factors, y_pm, slack: float = 0.05):
     top = largest_nu(y_pm, len(self.rule_kernel_), self.gamma)
     f0 = min(self.cv_scores_, key=lambda f: abs(f * top - self.nu_))
     acc = self._train_accuracy(factors, y_pm)
-    self.refit_fraction_, self.refit_guarded_ = f0, bool(acc < self.cv_scores_[f0] - slack)
+    # the constant rule (threshold_ infinite) predicts the same whatever the refit: nothing to guard
+    self.refit_fraction_, self.refit_guarded_ = f0, bool(np.isfinite(self.threshold_) and
+                                                         acc < self.cv_scores_[f0] - slack)
     if not self.refit_guarded_:
         return
     chosen = (self.idle_rules_, self.threshold_)
@@ -1317,7 +1321,8 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
     """Choose `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold stratified CV accuracy: one fit per fold
     and fraction, the fractions in decreasing order, each warm-started from the previous one's assignment (the first from
     the previous fold's model), scored on the held-out rows by `Phi_m w_m + b_m` (slices of the shared factor); ties:
-    threshold 0, then 'veto', then the larger f. Returns the last fold's model at the chosen fraction (a warm start)."""
+    threshold 0, then 'veto', then the larger f. A rule whose accuracy is within one standard error of the constant
+    rule's (the majority class) gives way to it. Returns the last fold's model at the chosen fraction (a warm start)."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
     grid = np.sort(np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64)))[::-1]
     if grid.ndim != 1 or grid.size == 0 or not ((grid > 0) & (grid <= 1)).all():
@@ -1346,6 +1351,10 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
                 G[i, j, p_va] = F[:, keep].min(axis=1)
     cands = [(*best_threshold(G[i, j], y_pm[idx]), j, i) for i in range(grid.size) for j in range(len(policies))]
     acc, theta, j, i = max(cands, key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == 0, grid[c[3]]))
+    major = float(np.mean(y_pm[idx] > 0))                         # the constant rule's accuracy is max(major, 1 - major)
+    if np.isfinite(theta) and acc - max(major, 1.0 - major) <= np.sqrt(acc * (1.0 - acc) / idx.size):
+        theta = -np.inf if major > 0.5 else np.inf                # within one standard error of the constant rule: it
+        acc = max(major, 1.0 - major)                             # (Breiman et al.'s one-standard-error rule)
     self.cv_scores_ = {float(f): max(c[0] for c in cands if c[3] == k) for k, f in enumerate(grid)}
     self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.gamma))
     self.idle_rules_, self.threshold_ = policies[j], theta

@@ -433,3 +433,17 @@ def test_refit_guard_refits_when_the_full_sample_misses_its_cross_validated_accu
     assert e.refit_fraction_ != plain.refit_fraction_
     assert np.isclose(e.nu_, e.refit_fraction_ * plain.nu_ / plain.refit_fraction_)
     assert e.score(X, y) >= e.cv_scores_[e.refit_fraction_] - 0.05
+
+
+def test_auto_nu_gives_way_to_the_majority_rule_within_one_standard_error():
+    "No signal, 10 % positives: the constant rule (threshold_ = +inf, all negative); a separable set keeps its rules."
+    from mklbook.vcmkl import VCMKLClassifier
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 6))
+    y = np.where(np.arange(200) < 20, 1, 0)
+    est = VCMKLClassifier().fit(X, y)
+    assert est.threshold_ == np.inf and (est.predict(X) == 0).all()
+    Xs = rng.standard_normal((200, 2))
+    ys = (Xs[:, 0] > 0.8).astype(int)                         # a half-plane: one rule separates it
+    sep = VCMKLClassifier().fit(Xs, ys)
+    assert np.isfinite(sep.threshold_) and sep.score(Xs, ys) > 0.9
