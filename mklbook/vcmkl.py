@@ -1088,9 +1088,9 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
     of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
     stratified cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error;
-    alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1
-    setting is `PAPER_TABLE1`. `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of
-    the rules on the bank's kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (the classifier and OPT1) and Sec. 4 (PDDP)."""
+    alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1 setting is `PAPER_TABLE1`.
+    `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of the rules on the bank's
+    kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (classifier, OPT1) and Sec. 4 (PDDP)."""
 
     _parameter_constraints: dict = {
         "kernels": [None, list, tuple],
@@ -1200,9 +1200,8 @@ def fit(self: VCMKLClassifier,
         if not np.isfinite(self.threshold_):
             warnings.warn("VCMKLClassifier: no VCMKL setting beat the majority class on held-out data by more than one "
                           "standard error (3-fold CV over nu_grid and the idle-rule handling), so it predicts the "
-                          "majority class everywhere "
-                          f"(threshold_ = {self.threshold_}). Try richer kernels or a given nu.", UserWarning,
-                          stacklevel=2)
+                          f"majority class everywhere (threshold_ = {self.threshold_}). Try richer kernels or a given "
+                          "nu.", UserWarning, stacklevel=2)
     self.n_iter_ = self.result_.n_iter
     sq = self.result_.norms ** 2
     self.rule_weights_ = sq / sq.sum() if sq.sum() > 0 else np.full(sq.size, 1.0 / sq.size)
