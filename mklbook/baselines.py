@@ -193,6 +193,14 @@ def l1_mkl_rank_one(Z,                 # (m, p) features, dense or scipy.sparse;
                               n_iter=lp.n_iter, n_solves=1, coef=w, C=C * N)
 
 # %% ../nbs/12_baselines.ipynb #f8b06e19
+def _l2_target(mu0, Lambda, v):
+    "The fixed-point map of `l2_krr_mkl`, `(mu0 + Lambda v / ||v||)_+`, shared by its two solvers (the certificate's target)."
+    nv = np.linalg.norm(v)
+    if nv == 0:
+        raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
+    return np.maximum(mu0 + Lambda * v / nv, 0.0)
+
+
 def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta, memory=4):
     """The fixed point of `l2_krr_mkl` for any KRR solver `solve(mu) -> (payload, v)`, v_k = alpha' K_k alpha, by the
     damped map accelerated with Anderson mixing over the last `memory` steps (0: the plain damped iteration); a step
@@ -200,10 +208,7 @@ def _l2_fixed_point(solve, mu0, Lambda, tol, max_iter, eta, memory=4):
     the residual, the iterations and the solves."""
     def step(mu):                                          # (payload, residual vector g = target - mu, |g| / Lambda)
         r, v = solve(mu)
-        nv = np.linalg.norm(v)
-        if nv == 0:
-            raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
-        g = np.maximum(mu0 + Lambda * v / nv, 0.0) - mu
+        g = _l2_target(mu0, Lambda, v) - mu
         return r, g, np.linalg.norm(g) / Lambda
 
     beta = 1.0 - eta
@@ -273,13 +278,10 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
                              "kernels (mklbook.kernels.is_psd) or a larger lam.") from None
         a = sla.cho_solve((L, True), y, check_finite=False)
         a += sla.cho_solve((L, True), y - K @ a, check_finite=False)   # one step of iterative refinement
-        v = stack_quad(Ks, a) * scale
-        if not np.linalg.norm(v) > 0:
-            raise ValueError("alpha^T K_k alpha = 0 for every kernel: y is zero or the kernels vanish on the sample.")
-        return float(y @ a), a, v, L
+        return float(y @ a), a, stack_quad(Ks, a) * scale, L
 
     def residual(mu, v):                                   # the certificate: the fixed point's residual
-        return float(np.linalg.norm(np.maximum(mu0 + Lambda * v / np.linalg.norm(v), 0.0) - mu) / Lambda)
+        return float(np.linalg.norm(_l2_target(mu0, Lambda, v) - mu) / Lambda)
 
     mu = mu0 + Lambda / np.sqrt(len(mu0))
     F, a, v, L = krr(mu)
@@ -534,7 +536,7 @@ class L2KRRMKL(CombinedKernelModel):
     def _learn_weights(self, Ks, y):
         scale = _trace_m_scale(Ks)
         self.lam_ = self._choose_lam(lambda idx: np.tensordot(scale, Ks if idx.size == Ks.shape[1] else
-                                                              Ks[:, idx][:, :, idx], axes=1), y, len(scale))
+                                                              Ks[:, idx[:, None], idx], axes=1), y, len(scale))
         self.result_ = l2_krr_mkl(Ks, y - y.mean(), lam=self.lam_, Lambda=self.Lambda, tol=self.tol, psd="trusted",
                                   scale=scale)
         self.n_iter_ = self.result_.n_iter
