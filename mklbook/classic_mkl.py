@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Real
 
 import numpy as np
@@ -25,12 +25,12 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .baselines import _check_mkl_stack
-from .estimators import CombinedKernelModel, NumberInterval
+from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterval
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
                              check_stack, check_weights, stack_combine, stack_quad)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
 from .solvers import (KernelExpansionResult, SolverError, _check_C, _check_targets, apply_certificate,
-                             simplex_cutting_planes, solve_lp, svm_dual)
+                             kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual)
 
 # %% auto #0
 __all__ = ['MKLSolution', 'combine_kernels', 'lp_mkl', 'lp_mkl_square', 'gmkl', 'project_ball', 'nlmkl', 'ikl', 'two_layer_mkl',
@@ -1016,8 +1016,10 @@ class _BinaryMKL(CombinedKernelModel):
         if self.classes_.size < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two.")
         self.low_rank_ = None
-        if self._stack_over_budget(X) and self._low_rank_fit is not None:       # past `memory_budget`, where defined
-            return self._low_rank_fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
+        if self._stack_over_budget(X):                   # past `memory_budget`: low rank where defined, else a row sample
+            if self._low_rank_fit is not None:
+                return self._low_rank_fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
+            return self._fit_sampled(X, y)
         Ks = self._fit_bank(X)
         mu = self._learn_weights(Ks, y)                  # sets result_; Ks is now in the solver's scaling
         if mu.shape != (Ks.shape[0],) or not np.isfinite(mu).all():
@@ -1037,11 +1039,18 @@ class _BinaryMKL(CombinedKernelModel):
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
-    def _combined_test_kernel(self, X):
-        "sum_k mu_k K_k(X, X_train), accumulated in place (no copy of the test stack)."
-        check_is_fitted(self, "weights_")
-        Kt = self._test_stack(X)
-        return _combine_into(np.empty(Kt.shape[1:]), Kt, self.weights_ * self.kernel_scale_)
+    def _fit_sampled(self, X, y):
+        """Past `memory_budget`: the weights from the exact method on a row sample (`_fit_on_row_sample`), and the model
+        the SVM certified on every row at them (`result_` keeps the sample's weight certificate, with this machine)."""
+        sample, K = self._fit_on_row_sample(X, y)
+        if sample.result_.combination == "exp":
+            np.exp(K, out=K)
+        Cs = self.C * compute_sample_weight(getattr(self, "class_weight", None), y)
+        r = svm_dual(K, y, C=Cs, psd="trusted")
+        self.result_ = replace(sample.result_, alpha=r.alpha, coef=r.coef, bias=r.bias, machine_gap=r.gap)
+        self.n_iter_ = sample.n_iter_
+        _warn_if_memorising(K, type(self).__name__, r.coef, r.bias)
+        return self
 
 # %% ../nbs/14_classic_mkl.ipynb #13217880
 @patch
@@ -1160,13 +1169,16 @@ class NLMKL(CombinedKernelModel):
     \mathbf y^\top(\mathbf K+\lambda\mathbf I)^{-1}\mathbf y$$
 
     Targets centered, kernels centered at trace m; defaults p = 2, lam = 1, Lambda = 1, mu0 = 0. For binary labels
-    use `RegressionClassifier(NLMKL())` (least-squares classification, as the paper's experiments).
+    use `RegressionClassifier(NLMKL())` (least-squares classification, as the paper's experiments). Past `memory_budget`
+    (the stack takes $8pm^2$ bytes) the weights are learned on `WEIGHT_ROWS` rows and the ridge solved on every row
+    (`weights_rows_`; chapter 04).
     Reference: cortes2009nonlinear."""
     _rescale = False
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
                                     "p": [Options(Real, {1, 2})],
                                     "lam": [NumberInterval(Real, 0, None, closed="neither")],
-                                    "Lambda": [NumberInterval(Real, 0, None, closed="neither")]}
+                                    "Lambda": [NumberInterval(Real, 0, None, closed="neither")],
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  p=2,                 # the ball's norm, 1 or 2
@@ -1175,7 +1187,8 @@ class NLMKL(CombinedKernelModel):
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
                  tol=1e-6,            # projected-gradient residual
-                 max_iter=500):       # iterations
+                 max_iter=500,        # iterations
+                 memory_budget=2**31): # bytes for the stack; above it, the weights from a row sample; None: never
         self.kernels = kernels
         self.p = p
         self.lam = lam
@@ -1184,6 +1197,7 @@ class NLMKL(CombinedKernelModel):
         self.center = center
         self.tol = tol
         self.max_iter = max_iter
+        self.memory_budget = memory_budget
 
     def _second_stage(self):             # the model's kind (a regressor), for scikit-learn's tags
         return KernelRidge(kernel="precomputed", alpha=self.lam)
@@ -1207,6 +1221,12 @@ def fit(self: NLMKL,
                              "classifier (LpMKL, GMKL).") from None
     X, y = self._validate_fit(X, y, y_numeric=True, params=False)
     y = y.astype(np.float64)
+    if self._stack_over_budget(X):                       # the weights from a row sample, the ridge on every row
+        sample, K = self._fit_on_row_sample(X, y, stratify=False)
+        self.y_mean_, self.n_iter_ = float(y.mean()), sample.n_iter_
+        r = kernel_ridge(np.multiply(K, K, out=K), y - self.y_mean_, self.lam, psd="trusted")
+        self.result_ = replace(sample.result_, alpha=r.alpha, coef=r.alpha, machine_gap=r.gap)
+        return self
     Ks = self._fit_bank(X)
     scale = _to_trace_m(Ks)
     self.y_mean_ = float(y.mean())
@@ -1222,8 +1242,8 @@ def fit(self: NLMKL,
 @patch
 def _combined_test_kernel(self: NLMKL, X):
     "(sum_k mu_k K_k(X, X_train))^2 with the learned weights."
-    check_is_fitted(self, "weights_")
-    return combine_kernels(self._test_stack(X), self.weights_ * self.kernel_scale_, "square")
+    L = KernelStackEstimator._combined_test_kernel(self, X)     # by blocks of rows, the kernels in use
+    return np.multiply(L, L, out=L)
 
 
 @patch
@@ -1240,7 +1260,8 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
     $$\min_{\mu\in\Delta}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_\theta\mu_\theta\,\alpha^\top\mathbf Y
     \mathbf K_\theta\mathbf Y\alpha,\qquad\theta\in[2^{-10},2^{10}]\ \text{(Gaussian)}\cup\{1,\dots,20\}\ \text{(degree)}$$
 
-    `IFKLClassifier` without the PEP term (lam = 0). Defaults: C = 1, standardised features.
+    `IFKLClassifier` without the PEP term (lam = 0). Defaults: C = 1, standardised features. Past `memory_budget` the
+    kernels and weights come from `WEIGHT_ROWS` rows and the SVM is certified on every row (chapter 04).
     Reference: gehler2008ikl."""
     lam, t = 0.0, 1        # IFKL's PEP weight and its eigenvalue count: no PEP
 
@@ -1254,6 +1275,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
                  tol=1e-3,        # largest relative violation at which to stop
                  max_outer=30,    # column-generation iterations
                  random_state=0,  # seeds the random first kernel
+                 memory_budget=2**31,  # bytes for the kernels; above it, the kernels from a row sample; None: never
                  ):
         self.kernels = kernels
         self.C = C
@@ -1264,6 +1286,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
         self.tol = tol
         self.max_outer = max_outer
         self.random_state = random_state
+        self.memory_budget = memory_budget
 
 # %% ../nbs/14_classic_mkl.ipynb #1c99c803
 class TwoLayerMKL(_BinaryMKL):
@@ -1277,12 +1300,14 @@ class TwoLayerMKL(_BinaryMKL):
     in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, p = 1, so the exponent stays within [-R, R] for p = 1. (At trace m a
     kernel can have entries in the tens on raw data, whose exponential is useless; with another `normalize` each kernel
     is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class, as in `SVC`
-    (cost-sensitive learning, paper 003's Table 2).
+    (cost-sensitive learning, paper 003's Table 2). Past `memory_budget` (the stack takes $8pm^2$ bytes) the weights are
+    learned on `WEIGHT_ROWS` rows and the SVM certified on every row (`weights_rows_`; chapter 04).
     Reference: zhuang2011twolayer."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
                                     "radius": [NumberInterval(Real, 0, None, closed="neither")],
                                     "p": [Options(Real, {1, 2})],
-                                    "class_weight": [dict, StrOptions({"balanced"}), None]}
+                                    "class_weight": [dict, StrOptions({"balanced"}), None],
+                                    "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  C=1.0,               # SVM box bound
@@ -1292,7 +1317,8 @@ class TwoLayerMKL(_BinaryMKL):
                  normalize="diagonal",  # the bank's normalisation (unit diagonal: entries in [-1, 1])
                  center=True,         # center each kernel with the training statistics
                  tol=1e-4,            # projected-gradient residual at which to stop
-                 max_iter=200):       # iterations
+                 max_iter=200,        # iterations
+                 memory_budget=2**31): # bytes for the stack; above it, the weights from a row sample; None: never
         self.kernels = kernels
         self.C = C
         self.radius = radius
@@ -1302,6 +1328,7 @@ class TwoLayerMKL(_BinaryMKL):
         self.center = center
         self.tol = tol
         self.max_iter = max_iter
+        self.memory_budget = memory_budget
 
     def _learn_weights(self, Ks, y):
         top = np.einsum("kii->ki", Ks).max(axis=1)                 # largest diagonal: the largest |entry| of a PSD K
@@ -1317,9 +1344,7 @@ class TwoLayerMKL(_BinaryMKL):
 @patch
 def _combined_test_kernel(self: TwoLayerMKL, X):
     "exp(sum_k mu_k K_k(X, X_train)), refused when the exponent leaves the range the training kernels bound."
-    check_is_fitted(self, "weights_")
-    Kt = self._test_stack(X)
-    L = _combine_into(np.empty(Kt.shape[1:]), Kt, self.weights_ * self.kernel_scale_)
+    L = KernelStackEstimator._combined_test_kernel(self, X)     # by blocks of rows, the kernels in use
     if np.abs(L).max(initial=0.0) > _EXP_LIMIT:
         raise ValueError(f"the learned combination reaches {np.abs(L).max():.3g} on these inputs, far outside the "
                          f"training range, and its exponential would leave no usable precision; the test points lie "

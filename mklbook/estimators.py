@@ -26,8 +26,8 @@ from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
 
 # %% auto #0
-__all__ = ['NumberInterval', 'KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel', 'KernelRidgeCV',
-           'default_scores', 'default_scores_table']
+__all__ = ['WEIGHT_ROWS', 'NumberInterval', 'KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel',
+           'KernelRidgeCV', 'default_scores', 'default_scores_table']
 
 # %% ../nbs/04_estimators.ipynb #ee314bd0
 class NumberInterval(Interval):
@@ -122,8 +122,8 @@ def _stack_over_budget(self: KernelStackEstimator, X) -> bool:
     budget = getattr(self, "memory_budget", None)
     if budget is None:
         return False
-    m, p = _num_samples(X), KernelBank(self.kernels).n_kernels
-    return 8.0 * m * m * (p + 1) > budget
+    m = _num_samples(X)
+    return 8.0 * m * m * self._budget_matrices(X) > budget
 
 
 @patch
@@ -133,6 +133,44 @@ def _low_rank_output(self: KernelStackEstimator, X):
         return None
     check_is_fitted(self, "weights_")
     return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+
+# %% ../nbs/04_estimators.ipynb #fe87dbc8
+WEIGHT_ROWS = 2000   # past `memory_budget`, the methods without a low-rank path learn their weights on this many rows
+
+
+@patch
+def _budget_matrices(self: KernelStackEstimator, X) -> int:
+    "How many m x m matrices the exact fit holds at once: the stack and one combination (`memory_budget`'s unit)."
+    return KernelBank(self.kernels).n_kernels + 1
+
+
+@patch
+def _weight_rows(self: KernelStackEstimator, X) -> int:
+    "Rows to learn the weights on past the budget: `WEIGHT_ROWS`, fewer if their stack would not fit the budget either."
+    n = int(min(WEIGHT_ROWS, np.sqrt(self.memory_budget / (8.0 * self._budget_matrices(X)))))
+    if n < 100:
+        raise ValueError(f"memory_budget={self.memory_budget:.3g} bytes leaves room for the stack of {n} rows only; "
+                         "raise memory_budget (or set it to None for the exact method on every row).")
+    return n
+
+
+@patch
+def _fit_on_row_sample(self: KernelStackEstimator, X, y, stratify: bool = True):
+    r"""Past `memory_budget`, for a method whose weights need the whole stack: the exact method learns the weights on
+    `_weight_rows(X)` rows (a stratified sample for classifiers), they are carried to a bank fitted on every row (its
+    `fit` holds no stack; each weight rescaled by the ratio of the two banks' normalisers, so that it multiplies the same
+    kernel function), and the combined training kernel on every row is returned for the kernel machine: $O(m^2)$
+    memory, one matrix. Returns `(sample_fit, K)`; sets `bank_`, `weights_`, `kernel_scale_`, `weights_rows_`."""
+    from sklearn.model_selection import train_test_split
+    n = self._weight_rows(X)
+    idx = np.sort(train_test_split(np.arange(_num_samples(X)), train_size=n, random_state=0,
+                                   stratify=y if stratify else None)[0])
+    sample = clone(self).set_params(memory_budget=None).fit(X[idx], y[idx])
+    old = sample.bank_
+    self.bank_ = KernelBank(old.kernels_, normalize=old.normalize, center=old.center).fit(X)
+    self._set_weights(sample.weights_ * sample.kernel_scale_ * self.bank_.scale_ / old.scale_)
+    self.weights_rows_ = n
+    return sample, self.bank_.combine(X, self.weights_ * self.kernel_scale_)
 
 # %% ../nbs/04_estimators.ipynb #1553b93b
 def check_classification_target(y,                   # (m,) labels as given

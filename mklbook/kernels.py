@@ -17,12 +17,12 @@ from sklearn.metrics.pairwise import euclidean_distances, linear_kernel
 from sklearn.utils.validation import check_is_fitted
 
 # %% auto #0
-__all__ = ['DENSE_LIMIT', 'PSD_MODES', 'DEFAULT_GAMMAS', 'DEFAULT_DEGREES', 'densify', 'check_array_2d', 'check_positive',
-           'check_int', 'check_stack', 'psd_violation', 'check_psd', 'check_label_vector', 'check_binary_labels',
-           'check_multiclass_labels', 'check_weights', 'standardize_stats', 'Kernel', 'Linear', 'Polynomial',
-           'Gaussian', 'Sigmoid', 'RankOne', 'Precomputed', 'gaussian_bank', 'polynomial_bank', 'rank_one_bank',
-           'default_bank', 'center', 'center_test', 'centered_products', 'centered_gram', 'combine', 'psd_factor',
-           'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad', 'kernel_list', 'KernelBank']
+__all__ = ['DENSE_LIMIT', 'PSD_MODES', 'DEFAULT_GAMMAS', 'DEFAULT_DEGREES', 'BLOCK_BYTES', 'densify', 'check_array_2d',
+           'check_positive', 'check_int', 'check_stack', 'psd_violation', 'check_psd', 'check_label_vector',
+           'check_binary_labels', 'check_multiclass_labels', 'check_weights', 'standardize_stats', 'Kernel', 'Linear',
+           'Polynomial', 'Gaussian', 'Sigmoid', 'RankOne', 'Precomputed', 'gaussian_bank', 'polynomial_bank',
+           'rank_one_bank', 'default_bank', 'center', 'center_test', 'centered_products', 'centered_gram', 'combine',
+           'psd_factor', 'is_psd', 'FeatureStack', 'stack_combine', 'stack_quad', 'kernel_list', 'KernelBank']
 
 # %% ../nbs/00_kernels.ipynb #7b4a3ed7
 def _finite_or_raise(a: np.ndarray, name: str):
@@ -1321,9 +1321,15 @@ def fit(self: KernelBank,
         X,       # (m, d) training inputs (sample indices (m, 1) for Precomputed kernels)
         y=None,  # ignored (scikit-learn's transformer API)
         ):
-    """Store the training inputs and the standardisation, centering and normalisation statistics. The training stack
-    is computed for them and not kept (it is $pm^2$ floats): `fit_transform` returns it, `train_stack_` recomputes it."""
-    self._fit_stack(X)
+    """Store the training inputs and the standardisation, centering and normalisation statistics, computed by blocks of
+    rows of the raw kernels: $O(pm)$ memory besides one block, never the $pm^2$ training stack (`fit_transform` returns
+    it, `train_stack_` recomputes it)."""
+    if self.normalize not in _NORMALIZATIONS:
+        raise ValueError(f"normalize must be one of {_NORMALIZATIONS}; got {self.normalize!r}.")
+    X = self._check_X(X)
+    self._fit_inputs(X)
+    self.X_fit_ = np.array(X, copy=True)
+    self._fit_streamed()
     return self
 
 
@@ -1355,6 +1361,47 @@ KernelBank.train_stack_ = property(lambda self: self.transform(self.X_fit_),
 
 # %% ../nbs/00_kernels.ipynb #4c38ef01
 @patch
+def _check_range(self: KernelBank, hi, lo) -> np.ndarray:
+    "Refuse NaN/inf kernels, and a bank whose every kernel is constant; the raw scale max|K| of each kernel."
+    if not (np.isfinite(hi) & np.isfinite(lo)).all():
+        bad = [repr(self.kernels_[q]) for q in range(len(hi)) if not (np.isfinite(hi[q]) and np.isfinite(lo[q]))]
+        raise ValueError(f"kernel(s) {bad} produced NaN or inf on the training set (overflow?): reduce the degree or "
+                         "scale the features (e.g. StandardScaler).")
+    raw = np.maximum(hi, -lo)
+    if (hi - lo <= _VANISH * raw).all():
+        raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
+                         "or the features far too small or too large for the kernels' widths?); there is nothing "
+                         "to learn from these inputs. Check the data, or use the default bank, which standardises.")
+    return raw
+
+
+@patch
+def _set_scales(self: KernelBank, m: int, raw, big, fro=None):
+    """`degenerate_` and `scale_` from each kernel's raw scale, its centered largest |entry| `big`, the (centered)
+    diagonal `diag_fit_` and, for "frobenius", the centered Frobenius norms `fro`; warn of kernels that vanish."""
+    p = len(raw)
+    self.degenerate_ = big <= _VANISH * raw if self.center else np.zeros(p, dtype=bool)
+    norm = None if self.normalize in (None, "none") else self.normalize
+    self.scale_ = np.ones(p)
+    tiny = np.finfo(float).eps * np.maximum(big, np.finfo(float).tiny) * m
+    if norm == "trace":
+        tr = self.diag_fit_.sum(axis=1)
+        self.degenerate_ |= tr <= tiny
+        self.scale_ = np.where(self.degenerate_, 1.0, tr)
+    elif norm == "frobenius":
+        self.degenerate_ |= fro <= tiny
+        self.scale_ = np.where(self.degenerate_, 1.0, fro)
+    elif norm == "diagonal":
+        self.degenerate_ |= (self.diag_fit_ <= tiny[:, None]).any(axis=1)
+    if self.degenerate_.any():
+        names = [repr(self.kernels_[i]) for i in np.flatnonzero(self.degenerate_)]
+        warnings.warn(f"kernel(s) {names} vanish on the training set after "
+                      f"{'centering' if self.center else 'fitting'} (constant on the sample: are the training rows "
+                      "identical, or a Gaussian too wide for the data?); they are set to zero. Drop them from the "
+                      "bank.", RuntimeWarning, stacklevel=5)
+
+# %% ../nbs/00_kernels.ipynb #2df07b6b
+@patch
 def _finish_fit(self: KernelBank, K):
     "The training statistics of the raw stack `K`, which is owned: centered and normalised in place, and returned."
     p, m, _ = K.shape
@@ -1363,17 +1410,8 @@ def _finish_fit(self: KernelBank, K):
     for q in range(p):                                    # one kernel at a time, each pass over a cached matrix
         self.col_mean_[q] = K[q].mean(axis=0)
         hi[q], lo[q] = K[q].max(), K[q].min()             # NaN propagates, inf shows: the finiteness test is free
-    if not (np.isfinite(hi) & np.isfinite(lo)).all():
-        bad = [repr(self.kernels_[q]) for q in range(p) if not (np.isfinite(hi[q]) and np.isfinite(lo[q]))]
-        raise ValueError(f"kernel(s) {bad} produced NaN or inf on the training set (overflow?): reduce the degree or "
-                         "scale the features (e.g. StandardScaler).")
+    raw = self._check_range(hi, lo)
     self.total_mean_ = self.col_mean_.mean(axis=1)        # (p,)
-    raw = np.maximum(hi, -lo)
-    if (hi - lo <= _VANISH * raw).all():
-        raise ValueError("every kernel of the bank is constant on the training set (are all training rows identical, "
-                         "or the features far too small or too large for the kernels' widths?); there is nothing "
-                         "to learn from these inputs. Check the data, or use the default bank, which standardises.")
-    self.degenerate_ = np.zeros(p, dtype=bool)
     big = raw.copy()                                      # max |K| of the (centered) kernel: the round-off scale
     if self.center:
         for q in range(p):                                # K - (c_i + c_j - t): symmetric to the bit, like K
@@ -1384,28 +1422,46 @@ def _finish_fit(self: KernelBank, K):
                 K[q, rows] -= shift
             big[q] = max(K[q].max(), -K[q].min())
         # what centering leaves of a kernel that is constant on the sample is round-off, not a kernel
-        self.degenerate_ = big <= _VANISH * raw
-    norm = None if self.normalize in (None, "none") else self.normalize
-    self.scale_ = np.ones(p)
     self.diag_fit_ = np.einsum("kii->ki", K).copy()       # (p, m) (centered) training self-similarities
-    tiny = np.finfo(float).eps * np.maximum(big, np.finfo(float).tiny) * m
-    if norm == "trace":
-        tr = self.diag_fit_.sum(axis=1)
-        self.degenerate_ |= tr <= tiny
-        self.scale_ = np.where(self.degenerate_, 1.0, tr)
-    elif norm == "frobenius":
-        fro = np.sqrt(np.einsum("kij,kij->k", K, K))
-        self.degenerate_ |= fro <= tiny
-        self.scale_ = np.where(self.degenerate_, 1.0, fro)
-    elif norm == "diagonal":
-        self.degenerate_ |= (self.diag_fit_ <= tiny[:, None]).any(axis=1)
-    if self.degenerate_.any():
-        names = [repr(self.kernels_[i]) for i in np.flatnonzero(self.degenerate_)]
-        warnings.warn(f"kernel(s) {names} vanish on the training set after "
-                      f"{'centering' if self.center else 'fitting'} (constant on the sample: are the training rows "
-                      "identical, or a Gaussian too wide for the data?); they are set to zero. Drop them from the "
-                      "bank.", RuntimeWarning, stacklevel=4)
+    fro = np.sqrt(np.einsum("kij,kij->k", K, K)) if self.normalize == "frobenius" else None
+    self._set_scales(m, raw, big, fro)
     return self._normalise(K, self.diag_fit_, self.diag_fit_)
+
+# %% ../nbs/00_kernels.ipynb #40ac9dc0
+BLOCK_BYTES = 64 << 20   # memory of one block of rows of kernels in `KernelBank.fit` and `KernelBank.combine`
+
+
+@patch
+def _fit_streamed(self: KernelBank, block_bytes: int | None = None):  # None: `BLOCK_BYTES`
+    r"""`_finish_fit`'s statistics without the stack: one pass over blocks of rows of the raw kernels (row sums = column
+    means by symmetry, extremes, diagonal, $\lVert\mathbf K\rVert_F^2$). Centering then acts on the statistics alone:
+    $K^c_{ii}=K_{ii}-2c_i+t$, $\lVert\mathbf K^c\rVert_F^2=\lVert\mathbf K\rVert_F^2-2m\lVert\mathbf c\rVert^2+m^2t^2$, and
+    the largest centered $|K^c_{ij}|$ is the largest $K^c_{ii}$ (Cauchy-Schwarz, for a PSD kernel)."""
+    X = self.X_fit_
+    p, m = len(self.kernels_), X.shape[0]
+    row_sum, diag, sq = np.zeros((p, m)), np.empty((p, m)), np.zeros(p)
+    hi, lo = np.full(p, -np.inf), np.full(p, np.inf)
+    step = int(max(1, (block_bytes or BLOCK_BYTES) // (8 * m * p)))
+    for r0 in range(0, m, step):
+        r1 = min(r0 + step, m)
+        with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _check_range
+            Kb = self._raw(X[r0:r1], X)                      # (p, b, m)
+        row_sum[:, r0:r1] = Kb.sum(axis=2)
+        hi, lo = np.fmax(hi, Kb.max(axis=(1, 2))), np.fmin(lo, Kb.min(axis=(1, 2)))
+        hi[np.isnan(Kb).any(axis=(1, 2))] = np.nan          # NaN must not be lost by fmax
+        diag[:, r0:r1] = Kb[:, np.arange(r1 - r0), np.arange(r0, r1)]
+        if self.normalize == "frobenius":
+            sq += np.einsum("kij,kij->k", Kb, Kb)
+    raw = self._check_range(hi, lo)
+    self.col_mean_ = row_sum / m
+    self.total_mean_ = self.col_mean_.mean(axis=1)
+    big = raw.copy()
+    if self.center:
+        diag -= 2.0 * self.col_mean_ - self.total_mean_[:, None]
+        big = np.abs(diag).max(axis=1)
+        sq = sq - 2.0 * m * np.einsum("ki,ki->k", self.col_mean_, self.col_mean_) + (m * self.total_mean_) ** 2
+    self.diag_fit_ = diag
+    self._set_scales(m, raw, big, np.sqrt(np.maximum(sq, 0.0)) if self.normalize == "frobenius" else None)
 
 # %% ../nbs/00_kernels.ipynb #50f87acf
 @patch
@@ -1483,7 +1539,7 @@ def transform(self: KernelBank,
 def combine(self: KernelBank,
             X,                # (n, d) test inputs, the training features (or sample indices)
             weights,          # (p,) weights of the bank's kernels; kernels of weight 0 are not computed
-            block_bytes: int = 64 << 20,  # memory of one block of test rows of the kernels in use
+            block_bytes: int | None = None,  # memory of one block of test rows of the kernels in use (None: BLOCK_BYTES)
             ) -> np.ndarray:  # (n, m)
     r"""The weighted test kernel $\sum_k w_k\mathbf K_k(\mathbf X,\mathbf X_{\rm train})$, processed as `transform`
     but formed in blocks of rows and only for the kernels in use: $O(nm)$ memory, not the $O(pnm)$ test stack."""
@@ -1492,7 +1548,7 @@ def combine(self: KernelBank,
     idx = np.flatnonzero(w)
     m = self.X_fit_.shape[0]
     out = np.zeros((X.shape[0], m))
-    rows = int(max(1, block_bytes // (8 * m * max(1, idx.size))))
+    rows = int(max(1, (block_bytes or BLOCK_BYTES) // (8 * m * max(1, idx.size))))
     for r0 in range(0, X.shape[0], rows):
         if idx.size:
             out[r0:r0 + rows] = np.tensordot(w[idx], self._processed(X[r0:r0 + rows], idx), axes=1)

@@ -1173,6 +1173,7 @@ class _PEPBase(KernelStackEstimator):
         "lam": [NumberInterval(Real, 0, None, closed="left")],
         "t": [NumberInterval(Integral, 1, None, closed="left")],
         "epsilon": [NumberInterval(Real, 0, None, closed="left")],
+        "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None],
     }
 
     def _targets(self, X, y):
@@ -1189,6 +1190,21 @@ class _PEPBase(KernelStackEstimator):
         "`coef_`, `intercept_` of `f(x) = K(x, X) coef + intercept`, back in the target's units for regression."
         s, c = (self.y_scale_, self.y_mean_) if self._task == "regression" else (1.0, 0.0)
         self.coef_, self.intercept_ = coef * s, bias * s + c
+
+    def _fit_sampled(self, X, y):
+        """Past `memory_budget`: the kernels and their weights from the exact method on a row sample
+        (`_fit_on_row_sample`), the SVM / SVR certified on every row at them (`machine_`); `result_` is the sample's."""
+        raw = y if self._task == "classification" else y * self.y_scale_ + self.y_mean_
+        sample, K = self._fit_on_row_sample(X, raw, stratify=self._task == "classification")
+        if self._task == "classification":
+            self.machine_ = svm_dual(K, y, C=self.C, psd="trusted")
+        else:
+            self.machine_ = svr_dual(K, y, C=self.C, epsilon=self.epsilon, psd="trusted")
+        self.result_, self.n_iter_ = sample.result_, sample.n_iter_
+        if hasattr(sample, "kernel_params_"):
+            self.kernel_params_ = sample.kernel_params_
+        self._keep_machine(self.machine_.coef, self.machine_.bias)
+        return self
 
     def _check_t(self, m):
         "The bound on `t` that depends on the data (its type and `t >= 1` are declared)."
@@ -1226,6 +1242,9 @@ class _FKLBase(_PEPBase):
     _parameter_constraints: dict = {**_PEPBase._parameter_constraints,
                                     "method": [StrOptions({"silp", "reduced-gradient"})]}
 
+    def _budget_matrices(self, X) -> int:               # the bank's kernels and one combination
+        return len(kernel_list(self.kernels, X, type(self).__name__, family="both")) + 1
+
     def _fit_stack(self, X):
         m = X.shape[0]
         self.bank_ = KernelBank(kernel_list(self.kernels, X, type(self).__name__, family="both"), normalize="trace",
@@ -1241,6 +1260,8 @@ class _FKLBase(_PEPBase):
         "Build the bank on `X`, learn the simplex weights by FKL and keep the kernel machine."
         X, y = self._targets(X, y)
         self._check_t(X.shape[0])
+        if self._stack_over_budget(X):
+            return self._fit_sampled(X, y)
         Ks = self._fit_stack(X)
         self.result_ = fkl(Ks, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
                            epsilon=getattr(self, "epsilon", 0.1), tol=self.tol, max_iter=self.max_iter,
@@ -1261,7 +1282,9 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
     C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian tau = 2^-10..2^10 on the raw
     features, polynomial d = 1..20), with lam in 2^-5..2^5 and t in {2, 4, 8, 16} selected by 3-fold CV.
     method="silp" solves problem (3) by cutting planes (certified, far fewer SVM solves than Algorithm 1);
-    method="reduced-gradient" is Algorithm 1. Reference: liu2017ifkl, Eq. (3), Algorithm 1, Experiments."""
+    method="reduced-gradient" is Algorithm 1. Past `memory_budget` (the stack takes $8pm^2$ bytes) the weights are
+    learned on `WEIGHT_ROWS` rows and the SVM certified on every row (`weights_rows_`, `machine_`; chapter 04).
+    Reference: liu2017ifkl, Eq. (3), Algorithm 1, Experiments."""
 
     def __init__(self,
                  kernels=None,   # list of mklbook kernels; None: default_bank(X, "both") on the training inputs
@@ -1271,6 +1294,7 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
                  tol=1e-4,       # relative certified gap
                  max_iter=300,   # iterations (SVM solves for SILP)
                  method="silp",  # "silp" (cutting planes) or "reduced-gradient" (Algorithm 1)
+                 memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
                  ):
         self.kernels = kernels
         self.lam = lam
@@ -1279,6 +1303,7 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
         self.tol = tol
         self.max_iter = max_iter
         self.method = method
+        self.memory_budget = memory_budget
 
 # %% ../nbs/30_pep.ipynb #b09b7bdb
 class FKLRegressor(RegressorMixin, _FKLBase):
@@ -1288,7 +1313,8 @@ class FKLRegressor(RegressorMixin, _FKLBase):
     f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b,$$
 
     $W$ the epsilon-SVR dual value. Defaults: `default_bank(X, "both")`, C = 1, epsilon = 0.1, lam = 1, t = 4, method
-    "silp". The targets are standardised internally, so epsilon is in units of their standard deviation.
+    "silp". The targets are standardised internally, so epsilon is in units of their standard deviation. Past
+    `memory_budget` the weights come from `WEIGHT_ROWS` rows and the SVR is certified on every row (chapter 04).
     Reference: liu2017ifkl, Eq. (3) and its regression dual."""
     _task = "regression"
 
@@ -1301,6 +1327,7 @@ class FKLRegressor(RegressorMixin, _FKLBase):
                  tol=1e-4,       # relative certified gap
                  max_iter=300,   # iterations (SVR solves for SILP)
                  method="silp",  # "silp" (cutting planes) or "reduced-gradient" (Algorithm 1)
+                 memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
                  ):
         self.kernels = kernels
         self.lam = lam
@@ -1310,6 +1337,7 @@ class FKLRegressor(RegressorMixin, _FKLBase):
         self.tol = tol
         self.max_iter = max_iter
         self.method = method
+        self.memory_budget = memory_budget
 
 # %% ../nbs/30_pep.ipynb #770501e4
 class _IFKLBase(_PEPBase):
@@ -1322,12 +1350,18 @@ class _IFKLBase(_PEPBase):
         "max_outer": [NumberInterval(Integral, 1, None, closed="left")],
     }
 
+    def _budget_matrices(self, X) -> int:
+        "The column pool and the machine's buffers: about 15 m x m matrices (measured: 1.8 GiB at m = 4000)."
+        return 16
+
     def fit(self,
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels (classifier) or real targets (regressor)
         "Run IFKL on `(X, y)` and keep the selected kernels, their weights and the machine."
         X, y = self._targets(X, y)
         self._check_t(X.shape[0])
+        if self._stack_over_budget(X):
+            return self._fit_sampled(X, y)
         self.result_ = ifkl(X, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
                             epsilon=getattr(self, "epsilon", 0.1), families=self.families, tau_range=self.tau_range,
                             degree_range=self.degree_range, tol=self.tol, max_outer=self.max_outer,
@@ -1350,7 +1384,9 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
 
     Gaussian tau in [2^-10, 2^10] and polynomial degree d in [1, 20] (the integers, enumerated), on standardised
     features (`standardize=False`: the raw features, the paper's setting). Defaults: C = 1 (the paper), lam = 1,
-    t = 4 (the paper: 3-fold CV). Reference: liu2017ifkl, Eq. (6), Algorithms 2-3, Experiments."""
+    t = 4 (the paper: 3-fold CV). Past `memory_budget` (the column pool holds about 15 m x m matrices) the kernels and
+    weights come from `WEIGHT_ROWS` rows and the SVM is certified on every row (`weights_rows_`, `machine_`; chapter 04).
+    Reference: liu2017ifkl, Eq. (6), Algorithms 2-3, Experiments."""
 
     def __init__(self,
                  kernels=None,    # PSD mklbook kernels to start from; None: one random kernel of the families (Algorithm 2)
@@ -1364,6 +1400,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
                  tol=1e-3,        # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol
                  max_outer=30,    # column-generation iterations
                  random_state=0,  # seeds the random first kernel (when no `kernels` are given)
+                 memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
                  ):
         self.kernels = kernels
         self.standardize = standardize
@@ -1376,6 +1413,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
         self.tol = tol
         self.max_outer = max_outer
         self.random_state = random_state
+        self.memory_budget = memory_budget
 
 # %% ../nbs/30_pep.ipynb #2677dbc4
 class IFKLRegressor(RegressorMixin, _IFKLBase):
@@ -1385,7 +1423,8 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
     \text{s.t.}\quad\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\beta^\top\mathbf K_\theta\boldsymbol\beta\le\xi\quad
     \forall\theta\in\Omega$$
 
-    Targets standardised internally (epsilon = 0.1 target standard deviations). Reference: liu2017ifkl, Eq. (6)."""
+    Targets standardised internally (epsilon = 0.1 target standard deviations). Past `memory_budget` as
+    `IFKLClassifier` (the SVR on every row). Reference: liu2017ifkl, Eq. (6)."""
     _task = "regression"
 
     def __init__(self,
@@ -1401,6 +1440,7 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
                  tol=1e-3,        # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol
                  max_outer=30,    # column-generation iterations
                  random_state=0,  # seeds the random first kernel (when no `kernels` are given)
+                 memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
                  ):
         self.kernels = kernels
         self.standardize = standardize
@@ -1414,3 +1454,4 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
         self.tol = tol
         self.max_outer = max_outer
         self.random_state = random_state
+        self.memory_budget = memory_budget

@@ -1,5 +1,6 @@
 """The shared estimator base classes pass scikit-learn's estimator checks through a minimal subclass."""
 import numpy as np
+import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -52,3 +53,39 @@ def test_kernel_ridge_cv_as_align_mkl_second_stage():
     fixed = [AlignMKL(estimator=KernelRidge(kernel="precomputed", alpha=a)).fit(X[:200], y[:200]).score(X[200:], y[200:])
              for a in KernelRidgeCV().alphas]
     assert cv.score(X[200:], y[200:]) >= max(fixed) - 0.05
+
+
+def _sampled_cases():
+    from mklbook.classic_mkl import IKL, NLMKL, TwoLayerMKL
+    from mklbook.pep import FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor
+    return [TwoLayerMKL, NLMKL, IKL, FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor]
+
+
+@pytest.mark.parametrize("Est", _sampled_cases(), ids=lambda c: c.__name__)
+def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machine_from_every_row(Est, monkeypatch):
+    """The methods without a low-rank path: past `memory_budget` the exact method learns the weights on a sample of
+    rows that fits the budget, and the kernel machine is certified on every row. Its held-out score stays within 0.03
+    of the exact fit's, and the fit never holds the stack of all rows."""
+    import tracemalloc
+    from sklearn.base import is_regressor
+    from sklearn.datasets import make_classification, make_friedman1
+    m, n = 500, 150
+    X, y = make_friedman1(m + 300, 6, random_state=0) if is_regressor(Est()) else \
+        make_classification(m + 300, 6, n_informative=4, random_state=0)
+    probe = Est()
+    budget = 8.0 * n * n * probe._budget_matrices(X[:m])                 # room for the stack of n rows
+    exact = Est(memory_budget=None).fit(X[:m], y[:m])
+    monkeypatch.setattr("mklbook.kernels.BLOCK_BYTES", 8 * 20 * m * 20)   # blocks of 20 rows of 20 kernels
+    tracemalloc.start()
+    est = Est(memory_budget=budget).fit(X[:m], y[:m])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert est.weights_rows_ == n and not hasattr(exact, "weights_rows_")
+    assert peak < budget + 12 * 8 * m * m, (peak, budget)                 # the sample's stack, and a few m x m matrices
+    coef = est.coef_ if hasattr(est, "coef_") else est.result_.coef
+    assert coef.shape == (m,)                                              # the machine has every row
+    gap = est.machine_.gap if hasattr(est, "machine_") else est.result_.machine_gap
+    assert gap <= 1e-6
+    assert est.score(X[m:], y[m:]) >= exact.score(X[m:], y[m:]) - 0.03
+    with pytest.raises(ValueError, match="memory_budget"):
+        Est(memory_budget=1e4).fit(X[:m], y[:m])

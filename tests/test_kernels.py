@@ -163,3 +163,31 @@ def test_the_bank_works_by_row_blocks_bit_for_bit(monkeypatch):
     for (K, T), s in zip(whole, settings):
         b = KernelBank(**s)
         assert np.array_equal(b.fit_transform(X), K) and np.array_equal(b.transform(X[:7]), T)
+
+
+@pytest.mark.parametrize("normalize", [None, "trace", "diagonal", "frobenius"])
+@pytest.mark.parametrize("centering", [True, False])
+def test_fit_takes_the_stack_statistics_without_holding_the_stack(normalize, centering, monkeypatch):
+    """`fit` streams blocks of rows: the same statistics as `fit_transform` (which sees the whole stack), and a peak
+    allocation far below the p m^2 floats of the stack."""
+    import tracemalloc
+    from mklbook.kernels import default_bank
+    X = np.random.default_rng(3).normal(size=(400, 4)) * [1.0, 10.0, 0.1, 3.0] + 5.0
+    kerns = default_bank(X, "both") + [Linear(), RankOne(0)]
+    full = KernelBank(kerns, normalize=normalize, center=centering)
+    S = full.fit_transform(X)
+    monkeypatch.setattr("mklbook.kernels.BLOCK_BYTES", S.nbytes // 40)   # about 20 rows per block
+    tracemalloc.start()
+    streamed = KernelBank(kerns, normalize=normalize, center=centering).fit(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.25 * S.nbytes, (peak, S.nbytes)
+    # Both paths center in floating point: they agree to round-off of the raw entries, which a centered diagonal near 0
+    # (RankOne on a feature with an offset) magnifies by max|K| / min K^c_ii.
+    big = np.abs(KernelBank(kerns, center=False).fit_transform(X)).max(axis=(1, 2))
+    cond = np.maximum(1.0, big / np.abs(full.diag_fit_).min(axis=1))
+    assert np.allclose(full.col_mean_, streamed.col_mean_, rtol=0, atol=1e-13 * big.max())
+    assert (np.abs(full.diag_fit_ - streamed.diag_fit_).max(axis=1) <= 1e-12 * big).all()
+    assert np.allclose(full.scale_, streamed.scale_, rtol=1e-11)
+    assert (full.degenerate_ == streamed.degenerate_).all()
+    assert (np.abs(streamed.transform(X) - S).max(axis=(1, 2)) <= 1e-13 * cond).all()
