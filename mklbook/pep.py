@@ -1191,21 +1191,6 @@ class _PEPBase(KernelStackEstimator):
         s, c = (self.y_scale_, self.y_mean_) if self._task == "regression" else (1.0, 0.0)
         self.coef_, self.intercept_ = coef * s, bias * s + c
 
-    def _fit_sampled(self, X, y):
-        """Past `memory_budget`: the kernels and their weights from the exact method on a row sample
-        (`_fit_on_row_sample`), the SVM / SVR certified on every row at them (`machine_`); `result_` is the sample's."""
-        raw = y if self._task == "classification" else y * self.y_scale_ + self.y_mean_
-        sample, K = self._fit_on_row_sample(X, raw, stratify=self._task == "classification")
-        if self._task == "classification":
-            self.machine_ = svm_dual(K, y, C=self.C, psd="trusted")
-        else:
-            self.machine_ = svr_dual(K, y, C=self.C, epsilon=self.epsilon, psd="trusted")
-        self.result_, self.n_iter_ = sample.result_, sample.n_iter_
-        if hasattr(sample, "kernel_params_"):
-            self.kernel_params_ = sample.kernel_params_
-        self._keep_machine(self.machine_.coef, self.machine_.bias)
-        return self
-
     def _check_t(self, m):
         "The bound on `t` that depends on the data (its type and `t >= 1` are declared)."
         if self.t > m - 1:
@@ -1227,6 +1212,23 @@ class _PEPBase(KernelStackEstimator):
         "Class labels (`classes_[f > 0]`) or regression values `f(x)`."
         f = self._decision(X)
         return self.classes_[(f > 0).astype(int)] if self._task == "classification" else f
+
+# %% ../nbs/30_pep.ipynb #72c7a83c
+@patch
+def _fit_sampled(self: _PEPBase, X, y):
+    """Past `memory_budget`: the kernels and their weights from the exact method on a row sample
+    (`_fit_on_row_sample`), the SVM / SVR certified on every row at them (`machine_`); `result_` is the sample's."""
+    raw = y if self._task == "classification" else y * self.y_scale_ + self.y_mean_
+    sample, K = self._fit_on_row_sample(X, raw, stratify=self._task == "classification")
+    if self._task == "classification":
+        self.machine_ = svm_dual(K, y, C=self.C, psd="trusted")
+    else:
+        self.machine_ = svr_dual(K, y, C=self.C, epsilon=self.epsilon, psd="trusted")
+    self.result_, self.n_iter_ = sample.result_, sample.n_iter_
+    if hasattr(sample, "kernel_params_"):
+        self.kernel_params_ = sample.kernel_params_
+    self._keep_machine(self.machine_.coef, self.machine_.bias)
+    return self
 
 # %% ../nbs/30_pep.ipynb #191aa796
 class _Binary:
@@ -1271,7 +1273,7 @@ class _FKLBase(_PEPBase):
         self.n_iter_ = self.result_.n_iter
         return self
 
-
+# %% ../nbs/30_pep.ipynb #14092aea
 class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
     r"""FKL binary SVM (Liu et al. 2017): simplex weights of a kernel bank, SVM dual value traded against the weighted PEP.
 
