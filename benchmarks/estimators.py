@@ -70,6 +70,7 @@ ESTIMATORS = {
     "IFKLClassifier (row sample)": ("pep", "IFKLClassifier", "classification", "both", {"memory_budget": 5.76e8}),
     "FKLRegressor (row sample)": ("pep", "FKLRegressor", "regression", "both", {"memory_budget": 5.76e8}),
     "IFKLRegressor (row sample)": ("pep", "IFKLRegressor", "regression", "both", {"memory_budget": 5.76e8}),
+    "M3KClassifier (row sample)": ("m3k", "M3KClassifier", "classification", "gaussian", {"memory_budget": 5.76e8}),
     "AlignMKL+KRR": ("alignment", "AlignMKL", "regression", "gaussian", {"estimator": "KernelRidge"}),
     "AlignMKL+KRRCV": ("alignment", "AlignMKL", "regression", "gaussian", {"estimator": "KernelRidgeCV"}),
     "AlignmentKRR": ("alignment", "AlignmentKRR", "regression", "gaussian", {}),
@@ -80,7 +81,7 @@ ESTIMATORS = {
 DATA = {"classification": {"synthetic": None, "phishing": "phishing", "synthetic, 5 classes": None},
         "regression": {"synthetic": None, "kin8nm": "kin8nm"}}
 MULTICLASS = ("AlignMKL", "UniformMKL", "M3KClassifier", "UniformCSClassifier", "LowRankAlignMKL", "StreamedAlignMKL",
-              "AlignMKL (exact)")   # the estimators run on the 5-class set (the others are binary only)
+              "AlignMKL (exact)", "M3KClassifier (row sample)")   # the estimators run on the 5-class set (the others are binary only)
 ROWS = {"phishing": 11055, "kin8nm": 8192}      # a real set is run at the sizes that leave it 2000 test rows
 FORCED = ("L1MKL (low rank)", "LpMKL (low rank)", "GMKL (low rank)", "L2KRRMKL (low rank)", "AlignmentKRR (low rank)")   # the low-rank path where the exact one also runs: its accuracy cost
 SAMPLED = tuple(n for n in ESTIMATORS if n.endswith("(row sample)"))   # run at m = 4000 only (below, the exact path runs)

@@ -68,10 +68,13 @@ class KernelStackEstimator(BaseEstimator):
             self._validate_params()
         return validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=y_numeric)
 
-    def _fit_bank(self, X) -> np.ndarray:
-        "Fit the kernel bank on the training inputs and return the training stack `(p, m, m)`."
+    def _fit_bank(self, X, stack: bool = True) -> np.ndarray | None:
+        """Fit the kernel bank on the training inputs and return the training stack `(p, m, m)`; with `stack=False` the
+        bank takes its statistics by blocks of rows and None is returned (for a method that needs one combination)."""
         self.bank_ = KernelBank(self.kernels, normalize=self.normalize, center=self.center)
-        Ks = self.bank_.fit_transform(X)
+        Ks = self.bank_.fit_transform(X) if stack else None
+        if not stack:
+            self.bank_.fit(X)
         if self.bank_.degenerate_.all():
             raise ValueError(f"{type(self).__name__}: every kernel of the bank vanishes on the training set after "
                              "centering (constant on the training set: are all training rows identical?); there is "

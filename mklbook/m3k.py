@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator, NumberInterval
 from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
-                             check_stack, check_weights, default_bank, psd_factor)
+                             check_stack, check_weights, default_bank, psd_factor, DEFAULT_GAMMAS)
 from .solvers import (SolverError, SolverResult, label_assumed, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
@@ -778,20 +778,33 @@ class CrammerSingerScores:
     # the hyper-parameter both Crammer-Singer estimators add to the shared ones (validated by `_validate_fit`)
     _cs_constraints = {"intercept_scaling": [NumberInterval(Real, 0, None, closed="left")]}
 
-    def _prepare_fit(self, X, y):
-        "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank)`."
+    def _budget_matrices(self, X) -> int:   # the bank's kernels (the default: the Gaussians with gamma <= 1/d) and K_mu
+        return (int((DEFAULT_GAMMAS <= 1.0).sum()) if self.kernels is None else KernelBank(self.kernels).n_kernels) + 1
+
+    def _bank_offset(self) -> float:
+        "`_offset` from the fitted bank's statistics alone (its processed training diagonals), without the stack."
+        b = self.bank_
+        d = np.ones_like(b.diag_fit_) if b.normalize == "diagonal" else \
+            b.diag_fit_ / (1.0 if b.normalize in (None, "none") else b.scale_[:, None])
+        return float(self.intercept_scaling) ** 2 * float(np.where(b.degenerate_[:, None], 0.0, d).mean(axis=1).max())
+
+    def _prepare_fit(self, X, y, stack: bool = True):
+        "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank or None)`."
         X, y = self._validate_fit(X, y)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two or more.")
-        return y, self._fit_bank(X)
+        return y, self._fit_bank(X, stack)
 
-    def _fit_bank(self, X):
-        "The bank's training stack: `kernels`, or `m3k_default_bank(X)` when it is None (see the text)."
+    def _fit_bank(self, X, stack: bool = True):
+        "The bank's training stack (None with `stack=False`): `kernels`, or `m3k_default_bank(X)` when it is None."
         if self.kernels is not None:
-            return super()._fit_bank(X)
+            return super()._fit_bank(X, stack)
         self.bank_ = KernelBank(m3k_default_bank(X), normalize=self.normalize, center=self.center)
+        if not stack:
+            self.bank_.fit(X)
+            return None
         return self.bank_.fit_transform(X)                 # one build (train_stack_ would compute it again)
 
     def _offset(self, Ks) -> float:
@@ -829,7 +842,9 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
 
     $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `m3k_default_bank(X)` at unit
     diagonal, not centered, with class offsets (which leave the margin (6) and $\gamma_0$ unchanged; see the text);
-    `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class.
+    `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class. Past `memory_budget` (the stack
+    takes $8pm^2$ bytes) $\boldsymbol\mu$ comes from M3K on `WEIGHT_ROWS` rows and the Crammer–Singer machine is certified
+    on every row at it (`machine_`, `weights_rows_`; chapter 04).
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (7)."""
 
@@ -837,6 +852,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
         **KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints,
         "gamma0": [StrOptions({"max"}), NumberInterval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
         "relative": ["boolean"],
+        "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self,
@@ -849,6 +865,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
                  intercept_scaling=1.0,  # offsets from a constant kernel s 11', s = this^2 x mean diag(K_k) (0: none)
                  tol=1e-4,               # required relative gap of the SILP's certificate
                  max_iter=500,           # cutting-plane iterations of the SILP
+                 memory_budget=2**31,    # bytes for the stack; above it, mu from a row sample; None: never
                 ):
         self.kernels = kernels
         self.C = C
@@ -859,6 +876,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
         self.intercept_scaling = intercept_scaling
         self.tol = tol
         self.max_iter = max_iter
+        self.memory_budget = memory_budget
 
 # %% ../nbs/40_m3k.ipynb #1918c921
 @patch
@@ -867,6 +885,8 @@ def fit(self: M3KClassifier,
         y,  # (m,) class labels, two or more classes
        ):
     "Build the bank on `X`, solve M3K (7) by the SILP, keep mu (`weights_`) and the dual `tau_` (m, c)."
+    if self.memory_budget is not None and self._stack_over_budget(self._validate_fit(X, y)[0]):
+        return self._fit_sampled(X, y)
     y, Ks = self._prepare_fit(X, y)
     if (np.einsum("kii->k", Ks) <= 0).any():
         bad = np.flatnonzero(np.einsum("kii->k", Ks) <= 0).tolist()
@@ -882,4 +902,25 @@ def fit(self: M3KClassifier,
     self._set_weights(self.result_.weights)
     self.tau_, self.intercept_ = self.result_.tau, self.result_.intercept
     self.n_iter_ = self.result_.n_iter
+    return self
+
+
+@patch
+def _fit_sampled(self: M3KClassifier, X, y):
+    """Past `memory_budget`: mu from M3K on a row sample (`_fit_on_row_sample`), and the Crammer–Singer machine certified
+    at it on every row (`machine_`); `result_` is the sample's SILP. The class offsets' constant kernel is the same
+    `s = intercept_scaling^2 max_k mean diag K_k`, from the full bank's diagonals."""
+    X, y = self._validate_fit(X, y)
+    check_classification_targets(y)
+    self.classes_ = np.unique(y)
+    sample, K = self._fit_on_row_sample(X, y)
+    s = self._bank_offset()
+    K += s
+    self.machine_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted")
+    del K
+    if self.machine_.status != "optimal":
+        warnings.warn(f"M3KClassifier: the Crammer-Singer machine on every row stopped with status "
+                      f"{self.machine_.status!r} (gap {self.machine_.gap:.1e}).", ConvergenceWarning, stacklevel=2)
+    self.result_, self.n_iter_ = sample.result_, sample.n_iter_
+    self.tau_, self.intercept_ = self.machine_.tau, s * self.machine_.tau.sum(axis=0)
     return self

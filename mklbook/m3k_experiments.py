@@ -19,7 +19,7 @@ from .alignment import AlignMKL
 from .data import load_dataset, subsample
 from .estimators import KernelStackEstimator
 from .kernels import gaussian_bank
-from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier, _combine_sparse
+from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
 from .solvers import crammer_singer_dual
 
@@ -81,13 +81,14 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
             y,  # (m,) class labels, two or more classes
            ):
         "Build the bank on `X` (`m3k_default_bank(X)` at unit diagonal by default) and solve the Crammer–Singer dual on its mean."
-        y, Ks = self._prepare_fit(X, y)
-        self._set_weights(np.full(Ks.shape[0], 1.0 / Ks.shape[0]))        # the mean kernel: scale one
-        s = self._offset(Ks)
+        y, _ = self._prepare_fit(X, y, stack=False)          # the solve needs the mean kernel only: no stack
+        p = self.bank_.n_kernels
+        self._set_weights(np.full(p, 1.0 / p))                 # the mean kernel: scale one
+        s = self._bank_offset()
+        K = self.bank_.combine(self.bank_.X_fit_, self.weights_)   # by blocks of rows
+        K += s
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
-            K = _combine_sparse(Ks, self.weights_, s)
-            del Ks                                                # the solve needs K only: the stack goes first
             self.result_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted")
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",

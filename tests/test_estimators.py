@@ -57,8 +57,9 @@ def test_kernel_ridge_cv_as_align_mkl_second_stage():
 
 def _sampled_cases():
     from mklbook.classic_mkl import IKL, NLMKL, TwoLayerMKL
+    from mklbook.m3k import M3KClassifier
     from mklbook.pep import FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor
-    return [TwoLayerMKL, NLMKL, IKL, FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor]
+    return [TwoLayerMKL, NLMKL, IKL, FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor, M3KClassifier]
 
 
 @pytest.mark.parametrize("Est", _sampled_cases(), ids=lambda c: c.__name__)
@@ -82,8 +83,8 @@ def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machi
     tracemalloc.stop()
     assert est.weights_rows_ == n and not hasattr(exact, "weights_rows_")
     assert peak < budget + 12 * 8 * m * m, (peak, budget)                 # the sample's stack, and a few m x m matrices
-    coef = est.coef_ if hasattr(est, "coef_") else est.result_.coef
-    assert coef.shape == (m,)                                              # the machine has every row
+    coef = est.tau_ if hasattr(est, "tau_") else est.coef_ if hasattr(est, "coef_") else est.result_.coef
+    assert coef.shape[0] == m                                              # the machine has every row
     gap = est.machine_.gap if hasattr(est, "machine_") else est.result_.machine_gap
     assert gap <= 1e-6
     assert est.score(X[m:], y[m:]) >= exact.score(X[m:], y[m:]) - 0.03
