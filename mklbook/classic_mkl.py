@@ -1016,9 +1016,9 @@ class _BinaryMKL(CombinedKernelModel):
         if self.classes_.size < 2:
             raise ValueError(f"y has a single class ({self.classes_.tolist()}); classification needs two.")
         self.low_rank_ = None
-        if self._stack_over_budget(X):                   # past `memory_budget`: low rank where defined, else a row sample
-            if self._low_rank_fit is not None:
-                return self._low_rank_fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
+        if self._stack_over_budget(X) and self._low_rank_fit is not None:      # past `memory_budget`: low rank
+            return self._low_rank_fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
+        if self._row_sample_size(X) is not None:         # past `weight_rows` or the budget: weights from a row sample
             return self._fit_sampled(X, y)
         Ks = self._fit_bank(X)
         mu = self._learn_weights(Ks, y)                  # sets result_; Ks is now in the solver's scaling
@@ -1040,7 +1040,7 @@ class _BinaryMKL(CombinedKernelModel):
         return self.result_.weights * scale
 
     def _fit_sampled(self, X, y):
-        """Past `memory_budget`: the weights from the exact method on a row sample (`_fit_on_row_sample`), and the model
+        """On more rows than `weight_rows` or past `memory_budget`: the weights from the exact method on a row sample (`_fit_on_row_sample`), and the model
         the SVM certified on every row at them (`result_` keeps the sample's weight certificate, with this machine)."""
         sample, K = self._fit_on_row_sample(X, y)
         if sample.result_.combination == "exp":
@@ -1169,9 +1169,9 @@ class NLMKL(CombinedKernelModel):
     \mathbf y^\top(\mathbf K+\lambda\mathbf I)^{-1}\mathbf y$$
 
     Targets centered, kernels centered at trace m; defaults p = 2, lam = 1, Lambda = 1, mu0 = 0. For binary labels
-    use `RegressionClassifier(NLMKL())` (least-squares classification, as the paper's experiments). Past `memory_budget`
-    (the stack takes $8pm^2$ bytes) the weights are learned on `WEIGHT_ROWS` rows and the ridge solved on every row
-    (`weights_rows_`; chapter 04).
+    use `RegressionClassifier(NLMKL())` (least-squares classification, as the paper's experiments). On more rows than
+    `weight_rows` (2000), or past `memory_budget` (the stack takes $8pm^2$ bytes), the weights are learned on a sample of
+    rows and the ridge solved on every row (`weights_rows_`; chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: cortes2009nonlinear."""
     _rescale = False
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
@@ -1188,7 +1188,8 @@ class NLMKL(CombinedKernelModel):
                  center=True,         # center each kernel with the training statistics
                  tol=1e-6,            # projected-gradient residual
                  max_iter=500,        # iterations
-                 memory_budget=2**31): # bytes for the stack; above it, the weights from a row sample; None: never
+                 memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
+                 weight_rows=2000):    # rows the weights are learned on (a sample; the machine sees every row); None: all
         self.kernels = kernels
         self.p = p
         self.lam = lam
@@ -1198,6 +1199,7 @@ class NLMKL(CombinedKernelModel):
         self.tol = tol
         self.max_iter = max_iter
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows
 
     def _second_stage(self):             # the model's kind (a regressor), for scikit-learn's tags
         return KernelRidge(kernel="precomputed", alpha=self.lam)
@@ -1221,7 +1223,7 @@ def fit(self: NLMKL,
                              "classifier (LpMKL, GMKL).") from None
     X, y = self._validate_fit(X, y, y_numeric=True, params=False)
     y = y.astype(np.float64)
-    if self._stack_over_budget(X):                       # the weights from a row sample, the ridge on every row
+    if self._row_sample_size(X) is not None:             # the weights from a row sample, the ridge on every row
         sample, K = self._fit_on_row_sample(X, y, stratify=False)
         self.y_mean_, self.n_iter_ = float(y.mean()), sample.n_iter_
         r = kernel_ridge(np.multiply(K, K, out=K), y - self.y_mean_, self.lam, psd="trusted")
@@ -1260,8 +1262,9 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
     $$\min_{\mu\in\Delta}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_\theta\mu_\theta\,\alpha^\top\mathbf Y
     \mathbf K_\theta\mathbf Y\alpha,\qquad\theta\in[2^{-10},2^{10}]\ \text{(Gaussian)}\cup\{1,\dots,20\}\ \text{(degree)}$$
 
-    `IFKLClassifier` without the PEP term (lam = 0). Defaults: C = 1, standardised features. Past `memory_budget` the
-    kernels and weights come from `WEIGHT_ROWS` rows and the SVM is certified on every row (chapter 04).
+    `IFKLClassifier` without the PEP term (lam = 0). Defaults: C = 1, standardised features. On more rows than
+    `weight_rows` (2000), or past `memory_budget`, the kernels and weights come from a sample of rows and the SVM is
+    certified on every row (chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: gehler2008ikl."""
     lam, t = 0.0, 1        # IFKL's PEP weight and its eigenvalue count: no PEP
 
@@ -1276,6 +1279,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
                  max_outer=30,    # column-generation iterations
                  random_state=0,  # seeds the random first kernel
                  memory_budget=2**31,  # bytes for the kernels; above it, the kernels from a row sample; None: never
+                 weight_rows=2000,     # rows the weights are learned on (a sample; the machine sees every row); None: all
                  ):
         self.kernels = kernels
         self.C = C
@@ -1287,6 +1291,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
         self.max_outer = max_outer
         self.random_state = random_state
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows
 
 # %% ../nbs/14_classic_mkl.ipynb #1c99c803
 class TwoLayerMKL(_BinaryMKL):
@@ -1300,8 +1305,9 @@ class TwoLayerMKL(_BinaryMKL):
     in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, p = 1, so the exponent stays within [-R, R] for p = 1. (At trace m a
     kernel can have entries in the tens on raw data, whose exponential is useless; with another `normalize` each kernel
     is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class, as in `SVC`
-    (cost-sensitive learning, paper 003's Table 2). Past `memory_budget` (the stack takes $8pm^2$ bytes) the weights are
-    learned on `WEIGHT_ROWS` rows and the SVM certified on every row (`weights_rows_`; chapter 04).
+    (cost-sensitive learning, paper 003's Table 2). On more rows than `weight_rows` (2000), or past
+    `memory_budget` (the stack takes $8pm^2$ bytes), the weights are learned on a sample of rows and the SVM certified on
+    every row (`weights_rows_`; chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: zhuang2011twolayer."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
                                     "radius": [NumberInterval(Real, 0, None, closed="neither")],
@@ -1318,7 +1324,8 @@ class TwoLayerMKL(_BinaryMKL):
                  center=True,         # center each kernel with the training statistics
                  tol=1e-4,            # projected-gradient residual at which to stop
                  max_iter=200,        # iterations
-                 memory_budget=2**31): # bytes for the stack; above it, the weights from a row sample; None: never
+                 memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
+                 weight_rows=2000):    # rows the weights are learned on (a sample; the machine sees every row); None: all
         self.kernels = kernels
         self.C = C
         self.radius = radius
@@ -1329,6 +1336,7 @@ class TwoLayerMKL(_BinaryMKL):
         self.tol = tol
         self.max_iter = max_iter
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows
 
     def _learn_weights(self, Ks, y):
         top = np.einsum("kii->ki", Ks).max(axis=1)                 # largest diagonal: the largest |entry| of a PSD K

@@ -59,6 +59,7 @@ class KernelStackEstimator(BaseEstimator):
         "tol": [NumberInterval(Real, 0, None, closed="neither")],
         "max_iter": [NumberInterval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "weight_rows": [NumberInterval(Integral, 100, None, closed="left"), None],
     }
 
     def _validate_fit(self, X, y, y_numeric: bool = False, params: bool = True):
@@ -138,7 +139,7 @@ def _low_rank_output(self: KernelStackEstimator, X):
     return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
 
 # %% ../nbs/04_estimators.ipynb #fe87dbc8
-WEIGHT_ROWS = 2000   # past `memory_budget`, the methods without a low-rank path learn their weights on this many rows
+WEIGHT_ROWS = 2000   # the default `weight_rows`: rows the weights of the slow one-stage methods are learned on
 
 
 @patch
@@ -148,27 +149,36 @@ def _budget_matrices(self: KernelStackEstimator, X) -> int:
 
 
 @patch
-def _weight_rows(self: KernelStackEstimator, X) -> int:
-    "Rows to learn the weights on past the budget: `WEIGHT_ROWS`, fewer if their stack would not fit the budget either."
-    n = int(min(WEIGHT_ROWS, np.sqrt(self.memory_budget / (8.0 * self._budget_matrices(X)))))
-    if n < 100:
-        raise ValueError(f"memory_budget={self.memory_budget:.3g} bytes leaves room for the stack of {n} rows only; "
-                         "raise memory_budget (or set it to None for the exact method on every row).")
+def _row_sample_size(self: KernelStackEstimator, X) -> int | None:
+    """Rows to learn the weights on: None (every row) within `weight_rows` (where the estimator has it) and within
+    `memory_budget`; else `weight_rows`, or fewer if their stack would not fit the budget either."""
+    m, cap = _num_samples(X), getattr(self, "weight_rows", None)
+    over = self._stack_over_budget(X)
+    if not over and (cap is None or m <= cap):
+        return None
+    n = m if cap is None else min(cap, m)
+    if over:
+        n = int(min(n, np.sqrt(self.memory_budget / (8.0 * self._budget_matrices(X)))))
+        if n < 100:
+            raise ValueError(f"memory_budget={self.memory_budget:.3g} bytes leaves room for the stack of {n} rows "
+                             "only; raise memory_budget (or set it to None for the exact method on every row).")
     return n
 
 
 @patch
 def _fit_on_row_sample(self: KernelStackEstimator, X, y, stratify: bool = True):
-    r"""Past `memory_budget`, for a method whose weights need the whole stack: the exact method learns the weights on
-    `_weight_rows(X)` rows (a stratified sample for classifiers), they are carried to a bank fitted on every row (its
-    `fit` holds no stack; each weight rescaled by the ratio of the two banks' normalisers, so that it multiplies the same
-    kernel function), and the combined training kernel on every row is returned for the kernel machine: $O(m^2)$
-    memory, one matrix. Returns `(sample_fit, K)`; sets `bank_`, `weights_`, `kernel_scale_`, `weights_rows_`."""
+    r"""For a method whose weights need the whole stack, on more rows than `weight_rows` or past `memory_budget`: the
+    exact method learns the weights on `_row_sample_size(X)` rows (a stratified sample for classifiers), they are
+    carried to a bank fitted on every row (its `fit` holds no stack; each weight rescaled by the ratio of the two banks'
+    normalisers, so that it multiplies the same kernel function), and the combined training kernel on every row is
+    returned for the kernel machine: $O(m^2)$ memory, one matrix. Returns `(sample_fit, K)`; sets `bank_`, `weights_`,
+    `kernel_scale_`, `weights_rows_`."""
     from sklearn.model_selection import train_test_split
-    n = self._weight_rows(X)
+    n = self._row_sample_size(X)
     idx = np.sort(train_test_split(np.arange(_num_samples(X)), train_size=n, random_state=0,
                                    stratify=y if stratify else None)[0])
-    sample = clone(self).set_params(memory_budget=None).fit(X[idx], y[idx])
+    exact = {k: None for k in ("memory_budget", "weight_rows") if k in self.get_params(deep=False)}
+    sample = clone(self).set_params(**exact).fit(X[idx], y[idx])
     old = sample.bank_
     self.bank_ = KernelBank(old.kernels_, normalize=old.normalize, center=old.center).fit(X)
     self._set_weights(sample.weights_ * sample.kernel_scale_ * self.bank_.scale_ / old.scale_)

@@ -843,7 +843,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `m3k_default_bank(X)` at unit
     diagonal, not centered, with class offsets (which leave the margin (6) and $\gamma_0$ unchanged; see the text);
     `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class. Past `memory_budget` (the stack
-    takes $8pm^2$ bytes) $\boldsymbol\mu$ comes from M3K on `WEIGHT_ROWS` rows and the Crammer–Singer machine is certified
+    takes $8pm^2$ bytes) $\boldsymbol\mu$ comes from M3K on `WEIGHT_ROWS` (2000) rows and the Crammer–Singer machine is certified
     on every row at it (`machine_`, `weights_rows_`; chapter 04).
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (7)."""

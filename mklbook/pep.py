@@ -1216,7 +1216,7 @@ class _PEPBase(KernelStackEstimator):
 # %% ../nbs/30_pep.ipynb #72c7a83c
 @patch
 def _fit_sampled(self: _PEPBase, X, y):
-    """Past `memory_budget`: the kernels and their weights from the exact method on a row sample
+    """Past `weight_rows` or `memory_budget`: the kernels and their weights from the exact method on a row sample
     (`_fit_on_row_sample`), the SVM / SVR certified on every row at them (`machine_`); `result_` is the sample's."""
     raw = y if self._task == "classification" else y * self.y_scale_ + self.y_mean_
     sample, K = self._fit_on_row_sample(X, raw, stratify=self._task == "classification")
@@ -1262,7 +1262,7 @@ class _FKLBase(_PEPBase):
         "Build the bank on `X`, learn the simplex weights by FKL and keep the kernel machine."
         X, y = self._targets(X, y)
         self._check_t(X.shape[0])
-        if self._stack_over_budget(X):
+        if self._row_sample_size(X) is not None:       # past `weight_rows` or `memory_budget`
             return self._fit_sampled(X, y)
         Ks = self._fit_stack(X)
         self.result_ = fkl(Ks, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
@@ -1284,8 +1284,9 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
     C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian tau = 2^-10..2^10 on the raw
     features, polynomial d = 1..20), with lam in 2^-5..2^5 and t in {2, 4, 8, 16} selected by 3-fold CV.
     method="silp" solves problem (3) by cutting planes (certified, far fewer SVM solves than Algorithm 1);
-    method="reduced-gradient" is Algorithm 1. Past `memory_budget` (the stack takes $8pm^2$ bytes) the weights are
-    learned on `WEIGHT_ROWS` rows and the SVM certified on every row (`weights_rows_`, `machine_`; chapter 04).
+    method="reduced-gradient" is Algorithm 1. On more rows than `weight_rows` (2000), or past
+    `memory_budget` (the stack takes $8pm^2$ bytes), the weights are learned on a sample of rows and the SVM certified on
+    every row (`weights_rows_`, `machine_`; chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: liu2017ifkl, Eq. (3), Algorithm 1, Experiments."""
 
     def __init__(self,
@@ -1297,6 +1298,7 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
                  max_iter=300,   # iterations (SVM solves for SILP)
                  method="silp",  # "silp" (cutting planes) or "reduced-gradient" (Algorithm 1)
                  memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
+                 weight_rows=2000,     # rows the weights are learned on (a sample; the machine sees every row); None: all
                  ):
         self.kernels = kernels
         self.lam = lam
@@ -1306,6 +1308,7 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
         self.max_iter = max_iter
         self.method = method
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows
 
 # %% ../nbs/30_pep.ipynb #b09b7bdb
 class FKLRegressor(RegressorMixin, _FKLBase):
@@ -1315,8 +1318,9 @@ class FKLRegressor(RegressorMixin, _FKLBase):
     f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b,$$
 
     $W$ the epsilon-SVR dual value. Defaults: `default_bank(X, "both")`, C = 1, epsilon = 0.1, lam = 1, t = 4, method
-    "silp". The targets are standardised internally, so epsilon is in units of their standard deviation. Past
-    `memory_budget` the weights come from `WEIGHT_ROWS` rows and the SVR is certified on every row (chapter 04).
+    "silp". The targets are standardised internally, so epsilon is in units of their standard deviation. On more
+    rows than `weight_rows`, or past `memory_budget`, the weights come from a sample of rows and the SVR is certified on
+    every row (chapter 04).
     Reference: liu2017ifkl, Eq. (3) and its regression dual."""
     _task = "regression"
 
@@ -1330,6 +1334,7 @@ class FKLRegressor(RegressorMixin, _FKLBase):
                  max_iter=300,   # iterations (SVR solves for SILP)
                  method="silp",  # "silp" (cutting planes) or "reduced-gradient" (Algorithm 1)
                  memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
+                 weight_rows=2000,     # rows the weights are learned on (a sample; the machine sees every row); None: all
                  ):
         self.kernels = kernels
         self.lam = lam
@@ -1340,6 +1345,7 @@ class FKLRegressor(RegressorMixin, _FKLBase):
         self.max_iter = max_iter
         self.method = method
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows
 
 # %% ../nbs/30_pep.ipynb #770501e4
 class _IFKLBase(_PEPBase):
@@ -1362,7 +1368,7 @@ class _IFKLBase(_PEPBase):
         "Run IFKL on `(X, y)` and keep the selected kernels, their weights and the machine."
         X, y = self._targets(X, y)
         self._check_t(X.shape[0])
-        if self._stack_over_budget(X):
+        if self._row_sample_size(X) is not None:       # past `weight_rows` or `memory_budget`
             return self._fit_sampled(X, y)
         self.result_ = ifkl(X, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
                             epsilon=getattr(self, "epsilon", 0.1), families=self.families, tau_range=self.tau_range,
@@ -1386,8 +1392,9 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
 
     Gaussian tau in [2^-10, 2^10] and polynomial degree d in [1, 20] (the integers, enumerated), on standardised
     features (`standardize=False`: the raw features, the paper's setting). Defaults: C = 1 (the paper), lam = 1,
-    t = 4 (the paper: 3-fold CV). Past `memory_budget` (the column pool holds about 15 m x m matrices) the kernels and
-    weights come from `WEIGHT_ROWS` rows and the SVM is certified on every row (`weights_rows_`, `machine_`; chapter 04).
+    t = 4 (the paper: 3-fold CV). On more rows than `weight_rows` (2000), or past `memory_budget`
+    (the column pool holds about 15 m x m matrices), the kernels and weights come from a sample of rows and the SVM is
+    certified on every row (`weights_rows_`, `machine_`; chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: liu2017ifkl, Eq. (6), Algorithms 2-3, Experiments."""
 
     def __init__(self,
@@ -1403,6 +1410,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
                  max_outer=30,    # column-generation iterations
                  random_state=0,  # seeds the random first kernel (when no `kernels` are given)
                  memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
+                 weight_rows=2000,     # rows the weights are learned on (a sample; the machine sees every row); None: all
                  ):
         self.kernels = kernels
         self.standardize = standardize
@@ -1416,6 +1424,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
         self.max_outer = max_outer
         self.random_state = random_state
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows
 
 # %% ../nbs/30_pep.ipynb #2677dbc4
 class IFKLRegressor(RegressorMixin, _IFKLBase):
@@ -1425,7 +1434,7 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
     \text{s.t.}\quad\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\beta^\top\mathbf K_\theta\boldsymbol\beta\le\xi\quad
     \forall\theta\in\Omega$$
 
-    Targets standardised internally (epsilon = 0.1 target standard deviations). Past `memory_budget` as
+    Targets standardised internally (epsilon = 0.1 target standard deviations). Past `weight_rows` or `memory_budget` as
     `IFKLClassifier` (the SVR on every row). Reference: liu2017ifkl, Eq. (6)."""
     _task = "regression"
 
@@ -1443,6 +1452,7 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
                  max_outer=30,    # column-generation iterations
                  random_state=0,  # seeds the random first kernel (when no `kernels` are given)
                  memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
+                 weight_rows=2000,     # rows the weights are learned on (a sample; the machine sees every row); None: all
                  ):
         self.kernels = kernels
         self.standardize = standardize
@@ -1457,3 +1467,4 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
         self.max_outer = max_outer
         self.random_state = random_state
         self.memory_budget = memory_budget
+        self.weight_rows = weight_rows

@@ -62,11 +62,12 @@ def _sampled_cases():
     return [TwoLayerMKL, NLMKL, IKL, FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegressor, M3KClassifier]
 
 
+@pytest.mark.parametrize("how", ["memory_budget", "weight_rows"])
 @pytest.mark.parametrize("Est", _sampled_cases(), ids=lambda c: c.__name__)
-def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machine_from_every_row(Est, monkeypatch):
-    """The methods without a low-rank path: past `memory_budget` the exact method learns the weights on a sample of
-    rows that fits the budget, and the kernel machine is certified on every row. Its held-out score stays within 0.03
-    of the exact fit's, and the fit never holds the stack of all rows."""
+def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machine_from_every_row(Est, how, monkeypatch):
+    """The methods without a low-rank path: past `memory_budget` (or on more rows than `weight_rows`, where the estimator
+    has it) the exact method learns the weights on a sample of rows, and the kernel machine is certified on every row.
+    Its held-out score stays within 0.03 of the exact fit's, and the fit never holds the stack of all rows."""
     import tracemalloc
     from sklearn.base import is_regressor
     from sklearn.datasets import make_classification, make_friedman1
@@ -74,15 +75,19 @@ def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machi
     X, y = make_friedman1(m + 300, 6, random_state=0) if is_regressor(Est()) else \
         make_classification(m + 300, 6, n_informative=4, random_state=0)
     probe = Est()
+    if how not in probe.get_params():
+        pytest.skip(f"{Est.__name__} has no {how}")
     budget = 8.0 * n * n * probe._budget_matrices(X[:m])                 # room for the stack of n rows
-    exact = Est(memory_budget=None).fit(X[:m], y[:m])
+    every = {k: None for k in ("memory_budget", "weight_rows") if k in probe.get_params()}
+    exact = Est(**every).fit(X[:m], y[:m])
+    sampled = dict(every, **({"memory_budget": budget} if how == "memory_budget" else {"weight_rows": n}))
     monkeypatch.setattr("mklbook.kernels.BLOCK_BYTES", 8 * 20 * m * 20)   # blocks of 20 rows of 20 kernels
     tracemalloc.start()
-    est = Est(memory_budget=budget).fit(X[:m], y[:m])
+    est = Est(**sampled).fit(X[:m], y[:m])
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert est.weights_rows_ == n and not hasattr(exact, "weights_rows_")
-    assert peak < budget + 12 * 8 * m * m, (peak, budget)                 # the sample's stack, and a few m x m matrices
+    assert peak < 8.0 * n * n * probe._budget_matrices(X) + 12 * 8 * m * m, peak   # the sample's stack, a few m x m
     coef = est.tau_ if hasattr(est, "tau_") else est.coef_ if hasattr(est, "coef_") else est.result_.coef
     assert coef.shape[0] == m                                              # the machine has every row
     gap = est.machine_.gap if hasattr(est, "machine_") else est.result_.machine_gap
@@ -90,3 +95,7 @@ def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machi
     assert est.score(X[m:], y[m:]) >= exact.score(X[m:], y[m:]) - 0.03
     with pytest.raises(ValueError, match="memory_budget"):
         Est(memory_budget=1e4).fit(X[:m], y[:m])
+    if how == "weight_rows":                                               # at most weight_rows rows: the exact method
+        assert not hasattr(Est(weight_rows=m).fit(X[:m], y[:m]), "weights_rows_")
+        with pytest.raises(ValueError, match="weight_rows"):
+            Est(weight_rows=50).fit(X[:m], y[:m])
