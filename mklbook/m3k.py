@@ -778,16 +778,6 @@ class CrammerSingerScores:
     # the hyper-parameter both Crammer-Singer estimators add to the shared ones (validated by `_validate_fit`)
     _cs_constraints = {"intercept_scaling": [NumberInterval(Real, 0, None, closed="left")]}
 
-    def _budget_matrices(self, X) -> int:   # the bank's kernels (the default: the Gaussians with gamma <= 1/d) and K_mu
-        return (int((DEFAULT_GAMMAS <= 1.0).sum()) if self.kernels is None else KernelBank(self.kernels).n_kernels) + 1
-
-    def _bank_offset(self) -> float:
-        "`_offset` from the fitted bank's statistics alone (its processed training diagonals), without the stack."
-        b = self.bank_
-        d = np.ones_like(b.diag_fit_) if b.normalize == "diagonal" else \
-            b.diag_fit_ / (1.0 if b.normalize in (None, "none") else b.scale_[:, None])
-        return float(self.intercept_scaling) ** 2 * float(np.where(b.degenerate_[:, None], 0.0, d).mean(axis=1).max())
-
     def _prepare_fit(self, X, y, stack: bool = True):
         "Validate `X, y`, set `classes_` (two or more classes) and return `(y, training stack of the bank or None)`."
         X, y = self._validate_fit(X, y)
@@ -829,6 +819,21 @@ class CrammerSingerScores:
         "Labels `classes_[argmax_r f_r(x)]`."
         F = self._scores(X)                                  # checks fitted first (NotFittedError)
         return self.classes_[np.argmax(F, axis=1)]
+
+# %% ../nbs/40_m3k.ipynb #547d1199
+@patch
+def _budget_matrices(self: CrammerSingerScores, X) -> int:
+    "The m x m matrices of the exact fit: the bank's kernels (by default the Gaussians with gamma <= 1/d) and K_mu."
+    return (int((DEFAULT_GAMMAS <= 1.0).sum()) if self.kernels is None else KernelBank(self.kernels).n_kernels) + 1
+
+
+@patch
+def _bank_offset(self: CrammerSingerScores) -> float:
+    "`_offset` from the fitted bank's statistics alone (its processed training diagonals), without the stack."
+    b = self.bank_
+    d = np.ones_like(b.diag_fit_) if b.normalize == "diagonal" else \
+        b.diag_fit_ / (1.0 if b.normalize in (None, "none") else b.scale_[:, None])
+    return float(self.intercept_scaling) ** 2 * float(np.where(b.degenerate_[:, None], 0.0, d).mean(axis=1).max())
 
 # %% ../nbs/40_m3k.ipynb #f70f6f56
 PAPER_SETTINGS = dict(normalize="diagonal", center=True, intercept_scaling=0.0)   # paper 002's machine: no offsets
