@@ -797,11 +797,6 @@ class CrammerSingerScores:
             return None
         return self.bank_.fit_transform(X)                 # one build (train_stack_ would compute it again)
 
-    def _offset(self, Ks) -> float:
-        """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the
-        kernels' own scale (1 for unit-diagonal kernels), like the constant feature of liblinear's `intercept_scaling`."""
-        return float(self.intercept_scaling) ** 2 * float(np.einsum("kii->ki", Ks).mean(axis=1).max())
-
     def _scores(self, X):
         check_is_fitted(self, "tau_")
         return self._combined_test_kernel(X) @ self.tau_ + self.intercept_
@@ -828,8 +823,10 @@ def _budget_matrices(self: CrammerSingerScores, X) -> int:
 
 
 @patch
-def _bank_offset(self: CrammerSingerScores) -> float:
-    "`_offset` from the fitted bank's statistics alone (its processed training diagonals), without the stack."
+def _offset(self: CrammerSingerScores) -> float:
+    """`s = intercept_scaling^2 max_k mean(diag K_k)`: the constant kernel `s 11'` of the class offsets, at the kernels'
+    own scale (1 for unit-diagonal kernels), like the constant feature of liblinear's `intercept_scaling`. From the
+    fitted bank's statistics (its processed training diagonals): no stack needed."""
     b = self.bank_
     d = np.ones_like(b.diag_fit_) if b.normalize == "diagonal" else \
         b.diag_fit_ / (1.0 if b.normalize in (None, "none") else b.scale_[:, None])
@@ -899,7 +896,7 @@ def fit(self: M3KClassifier,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
         self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
-                                 max_iter=self.max_iter, warn=False, psd="trusted", offset=self._offset(Ks))
+                                 max_iter=self.max_iter, warn=False, psd="trusted", offset=self._offset())
     if self.result_.status != "optimal":
         warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "
                       f"{self.result_.gap:.1e} > tol {self.tol:.0e}); raise max_iter or loosen tol.",
@@ -919,7 +916,7 @@ def _fit_sampled(self: M3KClassifier, X, y):
     check_classification_targets(y)
     self.classes_ = np.unique(y)
     sample, K = self._fit_on_row_sample(X, y)
-    s = self._bank_offset()
+    s = self._offset()
     K += s
     self.machine_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted")
     del K

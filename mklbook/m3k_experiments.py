@@ -84,7 +84,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         y, _ = self._prepare_fit(X, y, stack=False)          # the solve needs the mean kernel only: no stack
         p = self.bank_.n_kernels
         self._set_weights(np.full(p, 1.0 / p))                 # the mean kernel: scale one
-        s = self._bank_offset()
+        s = self._offset()
         K = self.bank_.combine(self.bank_.X_fit_, self.weights_)   # by blocks of rows
         K += s
         with warnings.catch_warnings():
