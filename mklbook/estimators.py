@@ -175,6 +175,8 @@ def _fit_on_row_sample(self: KernelStackEstimator, X, y, stratify: bool = True):
     `kernel_scale_`, `weights_rows_`."""
     from sklearn.model_selection import train_test_split
     n = self._row_sample_size(X)
+    if stratify and np.unique(y, return_counts=True)[1].min() < 2:
+        stratify = False                                 # a class with one row cannot be split by class
     idx = np.sort(train_test_split(np.arange(_num_samples(X)), train_size=n, random_state=0,
                                    stratify=y if stratify else None)[0])
     exact = {k: None for k in ("memory_budget", "weight_rows") if k in self.get_params(deep=False)}

@@ -99,3 +99,15 @@ def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machi
         assert not hasattr(Est(weight_rows=m).fit(X[:m], y[:m]), "weights_rows_")
         with pytest.raises(ValueError, match="weight_rows"):
             Est(weight_rows=50).fit(X[:m], y[:m])
+
+
+def test_the_row_sample_falls_back_to_an_unstratified_sample_when_a_class_has_one_row():
+    "A class with a single row cannot be split by class: the sample is then drawn without stratification."
+    from mklbook.m3k import M3KClassifier
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    y = (X[:, 0] > 0).astype(int)
+    y[0] = 2                                                               # one row of class 2
+    est = M3KClassifier(memory_budget=8.0 * 150 * 150 * 5).fit(X, y)       # room for 150 rows of 4 kernels + K_mu
+    assert est.weights_rows_ == 150 and est.tau_.shape == (400, 3)
+    assert est.score(X, y) > 0.9
