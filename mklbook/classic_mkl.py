@@ -1040,8 +1040,8 @@ class _BinaryMKL(CombinedKernelModel):
         return self.result_.weights * scale
 
     def _fit_sampled(self, X, y):
-        """On more rows than `weight_rows` or past `memory_budget`: the weights from the exact method on a row sample (`_fit_on_row_sample`), and the model
-        the SVM certified on every row at them (`result_` keeps the sample's weight certificate, with this machine)."""
+        """Past `weight_rows` or `memory_budget`: the weights from a row sample (`_fit_on_row_sample`), the model the
+        SVM certified on every row (`result_`: the sample's certificate with this `coef`, `bias` and `machine_gap`)."""
         sample, K = self._fit_on_row_sample(X, y)
         if sample.result_.combination == "exp":
             np.exp(K, out=K)

@@ -1447,8 +1447,7 @@ def _fit_streamed(self: KernelBank, block_bytes: int | None = None):  # None: `B
         with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported by _check_range
             Kb = self._raw(X[r0:r1], X)                      # (p, b, m)
         row_sum[:, r0:r1] = Kb.sum(axis=2)
-        hi, lo = np.fmax(hi, Kb.max(axis=(1, 2))), np.fmin(lo, Kb.min(axis=(1, 2)))
-        hi[np.isnan(Kb).any(axis=(1, 2))] = np.nan          # NaN must not be lost by fmax
+        hi, lo = np.maximum(hi, Kb.max(axis=(1, 2))), np.minimum(lo, Kb.min(axis=(1, 2)))   # NaN propagates
         diag[:, r0:r1] = Kb[:, np.arange(r1 - r0), np.arange(r0, r1)]
         if self.normalize == "frobenius":
             sq += np.einsum("kij,kij->k", Kb, Kb)

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator, NumberInterval
 from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
-                             check_stack, check_weights, default_bank, psd_factor, DEFAULT_GAMMAS)
+                             check_stack, check_weights, default_bank, psd_factor)
 from .solvers import (SolverError, SolverResult, label_assumed, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
@@ -819,7 +819,7 @@ class CrammerSingerScores:
 @patch
 def _budget_matrices(self: CrammerSingerScores, X) -> int:
     "The m x m matrices of the exact fit: the bank's kernels (by default the Gaussians with gamma <= 1/d) and K_mu."
-    return (int((DEFAULT_GAMMAS <= 1.0).sum()) if self.kernels is None else KernelBank(self.kernels).n_kernels) + 1
+    return (len(m3k_default_bank(X)) if self.kernels is None else KernelBank(self.kernels).n_kernels) + 1
 
 
 @patch
