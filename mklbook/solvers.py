@@ -319,20 +319,50 @@ def _rel_gap(primal: float, dual: float) -> float:
     return (primal - dual) / max(1.0, abs(primal))
 
 # %% ../nbs/01_solvers.ipynb #2ffb2092
-def _face_solve(K, c, seg, slopes, F, N):
-    "The optimum on the face: `[K_FF 1; 1^T 0] [c_F; b] = [s_F - K_FN c_N; -1^T c_N]` (least squares if singular)."
+def _face_solve(K, c, seg, slopes, F, N, singular: bool = False):
+    """The optimum on the face: `[K_FF 1; 1^T 0] [c_F; b] = [s_F - K_FN c_N; -1^T c_N]` (minimum norm if singular).
+    Returns `(c_F, b, singular)`; `singular=True` (the previous face was) skips the plain symmetric solve."""
     A = np.empty((F.size + 1, F.size + 1))
     A[:-1, :-1] = K[np.ix_(F, F)]
     A[:-1, -1] = A[-1, :-1] = 1.0
     A[-1, -1] = 0.0
     rhs = np.append(slopes[F, seg[F]] - K[np.ix_(F, N)] @ c[N], -c[N].sum())
+    if not singular:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", sla.LinAlgWarning)
+                sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
+            return sol[:-1], float(sol[-1]), False
+        except (np.linalg.LinAlgError, sla.LinAlgWarning):     # a singular face, e.g. duplicate training points
+            pass
+    sol = _singular_solve(A, rhs)
+    return sol[:-1], float(sol[-1]), True
+
+
+def _singular_solve(A, b, max_refine: int = 6):
+    """A solution of the bordered face system `A` (symmetric, singular or nearly so: duplicate training points) by one
+    LU factorisation of `A` plus a ridge `1e-11 max|A_ii|` on the kernel block, then iterative refinement against `A`
+    itself until the componentwise backward error `max_i |b - A x|_i / (|A| |x| + |b|)_i` is at round-off (as LAPACK's
+    `gerfs`). For a consistent system the ridge keeps the null-space components near 0, so this is the minimum-norm
+    solution up to where the ridge cuts; 3-15x faster than an eigendecomposition (chapter 01 measures it). If the
+    refinement stalls above `64 eps` (an inconsistent system), `lstsq`'s answer (`_min_norm_solve`)."""
+    n, eps = A.shape[0] - 1, np.finfo(float).eps
+    R = A.copy()
+    R[np.arange(n), np.arange(n)] += 1e-11 * max(np.abs(np.diag(A)[:n]).max(initial=0.0), np.finfo(float).tiny)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", sla.LinAlgWarning)
-            sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgWarning):     # a singular face, e.g. duplicate training points
-        sol = _min_norm_solve(A, rhs)
-    return sol[:-1], float(sol[-1])
+        lu = sla.lu_factor(R, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return _min_norm_solve(A, b)
+    x, absA, last = sla.lu_solve(lu, b, check_finite=False), np.abs(A), np.inf
+    for _ in range(max_refine + 1):
+        r = b - A @ x
+        scale = absA @ np.abs(x) + np.abs(b)
+        berr = float(np.max(np.abs(r) / np.where(scale > 0, scale, 1.0)))
+        if not np.isfinite(berr) or berr <= 2 * eps or berr > last / 2:
+            break
+        last = berr
+        x = x + sla.lu_solve(lu, r, check_finite=False)
+    return x if berr <= 64 * eps else _min_norm_solve(A, b)
 
 
 def _min_norm_solve(A, b):
@@ -381,12 +411,12 @@ def _polish(K, coef, bias, bps, slopes, max_rounds: int = 40):
     fixed_k = np.where(at.any(1), at.argmax(1), -1)
     c = np.where(fixed_k >= 0, bps[np.arange(m), np.maximum(fixed_k, 0)], c)
     seg = np.where(fixed_k >= 0, -1, (c > bps[:, 1]).astype(int))  # free: the segment holding c_i
-    rounds = 0
-    for rounds in range(1, max_rounds + 1):
+    rounds, singular = 0, False                                   # neighbouring faces share duplicates: once singular,
+    for rounds in range(1, max_rounds + 1):                         # go straight to the singular solve
         F, N = np.flatnonzero(seg >= 0), np.flatnonzero(seg < 0)
         if F.size == 0:
             break
-        x, b = _face_solve(K, c, seg, slopes, F, N)
+        x, b, singular = _face_solve(K, c, seg, slopes, F, N, singular)
         d = x - c[F]
         lo, hi = bps[F, seg[F]], bps[F, seg[F] + 1]
         with np.errstate(divide="ignore", invalid="ignore"):

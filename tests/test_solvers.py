@@ -226,3 +226,39 @@ def test_assumed_psd_is_said_in_the_status_of_every_dual():
         assert res.status == "optimal (PSD assumed)" and res.converged and "promised" in res.message, res
         assert res.check() is res
     assert svm_dual(K, yb).status == "optimal" and svm_dual(K, yb, psd="trusted").status == "optimal"
+
+
+def test_singular_face_solve_agrees_with_the_minimum_norm_solution():
+    """Duplicate training points make the polish's face systems singular. The ridge-LU-plus-refinement solve
+    (`_singular_solve`) must solve the system to backward error 64 eps and match the eigendecomposition's minimum-norm
+    solution on the kernel's range; an inconsistent system must fall back to least squares."""
+    from mklbook.solvers import _min_norm_solve, _singular_solve
+    rng = np.random.default_rng(3)
+    Z = rng.standard_normal((40, 3))
+    X = np.vstack([Z, Z[:25]])                                  # 25 duplicated rows: K has rank <= 40
+    K = rbf_kernel(X, gamma=0.3)
+    n = K.shape[0]
+    A = np.block([[K, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+    b = A @ rng.standard_normal(n + 1)                          # consistent
+    x_fast, x_ref = _singular_solve(A, b), _min_norm_solve(A, b)
+    assert np.abs(A @ x_fast - b).max() <= 64 * np.finfo(float).eps * (np.abs(A).sum(1).max() * np.abs(x_fast).max() + np.abs(b).max())
+    assert np.allclose(A @ x_fast, A @ x_ref, atol=1e-10)
+    assert np.linalg.norm(x_fast - x_ref) <= 1e-4 * np.linalg.norm(x_ref)   # the same solution up to the cut directions
+    b_bad = b.copy()
+    w, V = np.linalg.eigh(A)
+    b_bad += 10 * V[:, np.argmin(np.abs(w))]                    # a component outside the range: no exact solution
+    assert np.allclose(_singular_solve(A, b_bad), _min_norm_solve(A, b_bad))
+
+
+def test_svm_dual_certifies_on_duplicated_points(monkeypatch):
+    "The certified SVM on data with many duplicated rows (singular faces in the polish) reaches its gap."
+    import mklbook.solvers as solvers
+    calls, solve = [], solvers._singular_solve
+    monkeypatch.setattr(solvers, "_singular_solve", lambda A, b: calls.append(A.shape) or solve(A, b))
+    rng = np.random.default_rng(5)
+    Z = rng.integers(0, 2, size=(60, 6)).astype(float)          # binary features: many identical rows
+    X = np.vstack([Z, Z, Z[:30]])
+    y = np.where(X[:, 0] + X[:, 1] + 0.3 * rng.standard_normal(X.shape[0]) > 1, 1.0, -1.0)
+    r = svm_dual(rbf_kernel(X, gamma=0.2), y, C=10.0, tol=1e-9)
+    assert r.status == "optimal" and r.gap <= 1e-9
+    assert calls, "the polish met no singular face: the test no longer exercises _singular_solve"
