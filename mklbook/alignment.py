@@ -494,11 +494,18 @@ class AlignMKL(CombinedKernelModel):
     `alignment_` (training alignment of $\mathbf K_\mu$) and, for alignf, `alignf_` (an `AlignfResult`).
 
     **Memory budget.** The stack takes $8pm^2$ bytes ($p=7$ kernels at $m=10^4$: 5.6 GB). When it and the combined
-    kernel would exceed `memory_budget`, the weights come from a low-rank bank instead (`mklbook.lowrank.LowRankAlignMKL`:
-    Nystrom features, 200 directions per kernel, the same `method`), and the second stage is a linear model on those
-    features: `RidgeClassifier` / `Ridge` solved from streamed moments by default, `LinearSVC(C)` for a given
-    `SVC(kernel="precomputed", C=C)`, `Ridge(alpha)` for `KernelRidge(alpha=alpha)`. `low_rank_` holds that model (None
-    on the exact path); the estimators chapter measures what the approximation costs.
+    kernel would exceed `memory_budget`, two fallbacks, in this order:
+    1. *Streamed, exact*: if one $m\times m$ combined kernel and what the second stage holds beside it fit the budget
+       (libsvm's `SVC`/`SVR` read it in place: 1.25 matrices, measured; other solvers copy and factor it: 5), the same
+       weights come from statistics streamed over tiles (`mklbook.streaming.StreamedAlignMKL`, no stack) and the second
+       stage is fitted on the one combined kernel: the exact method, in $O(m^2)$ memory. `streamed_` holds that model.
+       Not with `normalize="diagonal"`, which is not streamed.
+    2. *Low rank*: else the weights come from a low-rank bank (`mklbook.lowrank.LowRankAlignMKL`: Nystrom features,
+       200 directions per kernel, the same `method`), and the second stage is a linear model on those features:
+       `RidgeClassifier` / `Ridge` solved from streamed moments by default, `LinearSVC(C)` for a given
+       `SVC(kernel="precomputed", C=C)`, `Ridge(alpha)` for `KernelRidge(alpha=alpha)`. `low_rank_` holds that model;
+       the estimators chapter measures what the approximation costs.
+    Both are None on the exact path.
 
     Reference: cortes2012alignment, Secs. 3.1-3.2, Eqs. (3), (5)-(7)."""
 
@@ -508,7 +515,7 @@ class AlignMKL(CombinedKernelModel):
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
                  psd="check",         # "check"/"full" refuse non-PSD kernels (and "linear" combinations); "allow" warns
-                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, streamed or low rank; None: never
         self.kernels = kernels
         self.method = method
         self.estimator = estimator
@@ -548,17 +555,49 @@ def fit(self: AlignMKL,
         X,  # (m, d) training inputs
         y,  # (m,) class labels or real targets, as the second stage expects
         ):
-    "Learn the weights and fit the second stage: on the exact stack when it fits `memory_budget`, else low rank."
+    "Learn the weights and fit the second stage: on the stack if it fits `memory_budget`, else streamed or low rank."
     self._validate_params()
     if self._forms_stack and self._stack_over_budget(X):
-        return self._fit_low_rank(X, y)
-    self.low_rank_ = None
+        return self._fit_streamed(X, y) if self._combined_fits_budget(X) else self._fit_low_rank(X, y)
+    self.low_rank_ = self.streamed_ = None
     return CombinedKernelModel.fit(self, X, y)
+
+
+_SECOND_STAGE_MATRICES = {"libsvm": 1.25, "other": 5.0}   # m x m matrices held by the second stage's fit (measured at
+                                                          # m = 10^4: SVC 1.0 GB, KernelRidge 3.3 GB, KernelRidgeCV 4.1 GB)
+
+
+@patch
+def _combined_fits_budget(self: AlignMKL, X) -> bool:
+    """Whether the streamed exact path fits `memory_budget`: a normalisation the tiles can compute, and one m x m
+    combined kernel times what the second stage holds beside it (`_SECOND_STAGE_MATRICES`) within the budget."""
+    from sklearn.svm._base import BaseLibSVM
+    from mklbook.streaming import _COMBINED_BUDGET
+    if self.normalize == "diagonal" or self.memory_budget is None:
+        return False
+    m = _num_samples(X)
+    held = _SECOND_STAGE_MATRICES["libsvm" if isinstance(self._second_stage(), BaseLibSVM) else "other"]
+    return 8.0 * m * m * held <= self.memory_budget and 8.0 * m * m <= _COMBINED_BUDGET
+
+
+@patch
+def _fit_streamed(self: AlignMKL, X, y):
+    "The exact weights from statistics streamed over tiles (no stack), the second stage on the one combined kernel."
+    from mklbook.streaming import StreamedAlignMKL
+    self.low_rank_ = None
+    self.streamed_ = StreamedAlignMKL(self.kernels, self.method, self.estimator, self.normalize, self.center,
+                                      self.psd).fit(X, y)
+    for attr in ("weights_", "kernel_scale_", "alignment_", "alignf_", "bank_", "estimator_", "classes_", "y_mean_",
+                 "n_features_in_", "feature_names_in_"):
+        if hasattr(self.streamed_, attr):
+            setattr(self, attr, getattr(self.streamed_, attr))
+    return self
 
 
 @patch
 def _fit_low_rank(self: AlignMKL, X, y):
     "The weights from a low-rank bank and a linear second stage on its features (`LowRankAlignMKL`)."
+    self.streamed_ = None
     from sklearn.linear_model import Ridge, RidgeCV
     from sklearn.svm import LinearSVC
     from mklbook.lowrank import LowRankAlignMKL

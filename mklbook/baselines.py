@@ -36,8 +36,8 @@ class UniformMKL(AlignMKL):
 
     $$\mathbf K=\frac1p\sum_{k=1}^p\mathbf K_k$$
 
-    `AlignMKL(method="unif")` under its own name, with the same memory budget (past it, the uniform combination of a
-    low-rank bank and a linear second stage).
+    `AlignMKL(method="unif")` under its own name, with the same memory budget (past it, the exact uniform combination
+    built from a streamed bank while one combined kernel fits, then that of a low-rank bank and a linear second stage).
 
     Reference: cortes2012alignment, Sec. 5 (unif)."""
     method = "unif"       # fixed: not a parameter
@@ -47,7 +47,7 @@ class UniformMKL(AlignMKL):
                  estimator=None,      # scikit-learn estimator on a precomputed kernel; None: SVC(kernel="precomputed")
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
-                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank
+                 memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, streamed or low rank
         self.kernels = kernels
         self.estimator = estimator
         self.normalize = normalize

@@ -95,6 +95,34 @@ def test_memory_budget_switches_to_a_low_rank_bank_with_the_same_interface():
         AlignMKL(memory_budget=-1).fit(X, y)
 
 
+def test_past_the_stack_budget_a_combined_kernel_that_fits_is_streamed_exactly():
+    """Between the stack's budget and one combined kernel's, AlignMKL takes the streamed exact path: the same weights
+    and decision values as on the stack; a second stage that copies the kernel (KernelRidge: 5 matrices), a
+    'diagonal' normalisation (not streamed) or a smaller budget go low rank."""
+    from sklearn.datasets import make_classification
+    from sklearn.kernel_ridge import KernelRidge
+    from mklbook.alignment import AlignMKL
+    X, y = make_classification(300, 6, n_informative=4, random_state=0)
+    one = 8 * 200**2                                     # one 200 x 200 matrix; the stack of 7 (+1) is 8 of them
+    for budget in (None, 2 * one):                       # 'linear' learns an indefinite combination here: both refuse
+        with pytest.raises(ValueError, match="not positive semi-definite"):
+            AlignMKL(method="linear", memory_budget=budget).fit(X[:200], y[:200])
+    for method in ("alignf", "align"):
+        exact = AlignMKL(method=method).fit(X[:200], y[:200])
+        s = AlignMKL(method=method, memory_budget=2 * one).fit(X[:200], y[:200])
+        assert exact.streamed_ is None and s.low_rank_ is None and s.streamed_ is not None
+        np.testing.assert_allclose(s.weights_, exact.weights_, atol=1e-10)
+        np.testing.assert_allclose(s.decision_function(X[200:]), exact.decision_function(X[200:]), atol=1e-8)
+        assert (s.predict(X[200:]) == exact.predict(X[200:])).all()
+    reg = AlignMKL(memory_budget=2 * one, estimator=KernelRidge(kernel="precomputed")).fit(X[:200], X[:200, 0])
+    assert reg.streamed_ is None and reg.low_rank_ is not None
+    reg = AlignMKL(memory_budget=6 * one, estimator=KernelRidge(kernel="precomputed")).fit(X[:200], X[:200, 0])
+    assert reg.streamed_ is not None and abs(reg.score(X[200:], X[200:, 0]) - AlignMKL(
+        estimator=KernelRidge(kernel="precomputed")).fit(X[:200], X[:200, 0]).score(X[200:], X[200:, 0])) < 1e-10
+    assert AlignMKL(memory_budget=2 * one, normalize="diagonal").fit(X[:200], y[:200]).low_rank_ is not None
+    assert AlignMKL(memory_budget=one).fit(X[:200], y[:200]).low_rank_ is not None
+
+
 def test_a_kernel_that_memorises_the_sample_is_reported():
     from sklearn.datasets import load_breast_cancer
     from mklbook.alignment import AlignMKL
