@@ -528,26 +528,31 @@ class AlignMKL(CombinedKernelModel):
                                     "method": [StrOptions({"unif", "align", "alignf", "linear"})],
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
-    def _learn_weights(self, Ks, y):
-        Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
-        a, M = _alignment_stats(Ks, Y)                    # one pass over the bank's (symmetric) stack, for every method
-        return self._weights_from_stats(a, M, Y)
+# %% ../nbs/10_alignment.ipynb #c1b2794d
+@patch
+def _learn_weights(self: AlignMKL, Ks, y):
+    "The weights of `method` from the stack: its alignment statistics (a, M), then `_weights_from_stats`."
+    Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
+    a, M = _alignment_stats(Ks, Y)                    # one pass over the bank's (symmetric) stack, for every method
+    return self._weights_from_stats(a, M, Y)
 
-    def _weights_from_stats(self, a, M, Y):
-        "The weights of `method` from the statistics (a, M) of the bank and the target matrix Y."
-        p = len(a)
-        self.alignf_ = None
-        if self.method == "unif":
-            mu = np.full(p, 1.0 / np.sqrt(p))
-        elif self.method == "align":
-            mu = align_from_stats(a, M, Y)
-        elif self.method == "linear":
-            mu = _linear_from_stats(a, M)
-        else:
-            self.alignf_ = alignf_from_stats(a, M, Y)
-            mu = self.alignf_.weights
-        self.alignment_ = combined_alignment(mu, a, M, Y)
-        return mu
+
+@patch
+def _weights_from_stats(self: AlignMKL, a, M, Y):
+    "The weights of `method` from the statistics (a, M) of the bank and the target matrix Y."
+    p = len(a)
+    self.alignf_ = None
+    if self.method == "unif":
+        mu = np.full(p, 1.0 / np.sqrt(p))
+    elif self.method == "align":
+        mu = align_from_stats(a, M, Y)
+    elif self.method == "linear":
+        mu = _linear_from_stats(a, M)
+    else:
+        self.alignf_ = alignf_from_stats(a, M, Y)
+        mu = self.alignf_.weights
+    self.alignment_ = combined_alignment(mu, a, M, Y)
+    return mu
 
 # %% ../nbs/10_alignment.ipynb #f69ea743
 @patch
@@ -593,7 +598,7 @@ def _fit_streamed(self: AlignMKL, X, y):
             setattr(self, attr, getattr(self.streamed_, attr))
     return self
 
-
+# %% ../nbs/10_alignment.ipynb #8969988f
 @patch
 def _fit_low_rank(self: AlignMKL, X, y):
     "The weights from a low-rank bank and a linear second stage on its features (`LowRankAlignMKL`)."

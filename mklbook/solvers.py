@@ -375,7 +375,7 @@ def _min_norm_solve(A, b):
     keep = np.abs(w) > np.finfo(float).eps * A.shape[0] * np.abs(w).max(initial=0.0)
     return V[:, keep] @ ((V[:, keep].T @ b) / w[keep])
 
-
+# %% ../nbs/01_solvers.ipynb #8319453f
 def _free_wrong_signed(f, c, seg, bps, slopes) -> bool:
     """Free the fixed variables whose multiplier has the wrong sign (moving off their breakpoint gains); `False` when
     none does (KKT holds)."""
