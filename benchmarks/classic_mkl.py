@@ -1,7 +1,7 @@
 """Benchmark: the classic MKL methods of chapter 14 against L1-MKL on the same kernel stacks.
 
 Data: the training half (random, seed 0) of each of `--sets` (default: sonar, ionosphere, liver-disorders), features in
-[-1, 1], paper 001's 41-kernel bank (Gaussian tau = 2^-10..2^10, polynomial d = 1..20), each kernel at trace m: the
+[-1, 1], Liu et al. 2017's 41-kernel bank (Gaussian tau = 2^-10..2^10, polynomial d = 1..20), each kernel at trace m: the
 stacks of `benchmarks/pep.py` and of Table 1. C = 1 throughout.
 
 * L1-MKL (`mklbook.baselines.l1_mkl`, SILP), the reference, relative duality gap 1e-4;

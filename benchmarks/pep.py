@@ -1,4 +1,4 @@
-"""Benchmark: FKL (paper 001) against the L1-MKL baseline on the same data, and IFKL's outer iterations.
+"""Benchmark: FKL (Liu et al. 2017) against the L1-MKL baseline on the same data, and IFKL's outer iterations.
 
 Data: the training half (random, seed 0) of each of `--sets` (default: sonar, ionosphere, liver-disorders), features in
 [-1, 1], the paper's 41-kernel bank (Gaussian tau = 2^-10..2^10, polynomial d = 1..20 on 1 + x'z/s), each kernel at

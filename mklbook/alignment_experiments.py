@@ -452,7 +452,7 @@ def _quick_sets():
     return {"breast_cancer": (mm(Xb), yb, "classification"), "diabetes": (mm(Xd), yd.astype(float), "regression")}
 
 # %% ../nbs/13_alignment_experiments.ipynb #9f57ad1d
-@reproduction("alignment", "paper 004 (centered alignment): Tables 1-5, Figures 2-3", order=10)
+@reproduction("alignment", "Cortes et al. 2012 (centered alignment): Tables 1-5, Figures 2-3", order=10)
 def reproduce_alignment(out: Path,              # output directory; the files go to out/alignment
                         quick: bool = True,     # Table 2 only, on embedded breast-cancer and diabetes data (a minute)
                         n_jobs=None,            # joblib workers for `evaluate` (None: serial)

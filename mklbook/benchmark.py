@@ -279,8 +279,8 @@ BINARY_ONLY = {  # method -> why it is '–' on multi-class sets
     "L1MKL": "Lanckriet et al.'s SVM MKL has a binary SVM dual",
     "L2KRR": "a regressor: run as a least-squares classifier on +-1 targets, which separates two classes",
     "VKR": "the voted objective (1) is a binary margin loss",
-    "FKL": "the PEP-regularised SVM dual of paper 001 is binary",
-    "IFKL": "the PEP-regularised SVM dual of paper 001 is binary",
+    "FKL": "the PEP-regularised SVM dual of Liu et al. 2017 is binary",
+    "IFKL": "the PEP-regularised SVM dual of Liu et al. 2017 is binary",
     "VCMKL": "a veto-consensus rule separates one consensus class from the rest",
 }
 

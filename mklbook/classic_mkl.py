@@ -1305,7 +1305,7 @@ class TwoLayerMKL(_BinaryMKL):
     in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, p = 1, so the exponent stays within [-R, R] for p = 1. (At trace m a
     kernel can have entries in the tens on raw data, whose exponential is useless; with another `normalize` each kernel
     is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class, as in `SVC`
-    (cost-sensitive learning, paper 003's Table 2). On more rows than `weight_rows` (2000), or past
+    (cost-sensitive learning, Zhou et al. 2016's Table 2). On more rows than `weight_rows` (2000), or past
     `memory_budget` (the stack takes $8pm^2$ bytes), the weights are learned on a sample of rows and the SVM certified on
     every row (`weights_rows_`; chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: zhuang2011twolayer."""

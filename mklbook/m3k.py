@@ -833,7 +833,7 @@ def _offset(self: CrammerSingerScores) -> float:
     return float(self.intercept_scaling) ** 2 * float(np.where(b.degenerate_[:, None], 0.0, d).mean(axis=1).max())
 
 # %% ../nbs/40_m3k.ipynb #f70f6f56
-PAPER_SETTINGS = dict(normalize="diagonal", center=True, intercept_scaling=0.0)   # paper 002's machine: no offsets
+PAPER_SETTINGS = dict(normalize="diagonal", center=True, intercept_scaling=0.0)   # Cortes et al. 2013's machine: no offsets
 
 class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     r"""M3K on a kernel bank: $\boldsymbol\mu$ and the multi-class SVM (7) learned jointly, the margin (6) of $K_{\boldsymbol\mu}$ at least $\gamma_0$.

@@ -98,10 +98,10 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         return self
 
 # %% ../nbs/41_m3k_experiments.ipynb #7ee21e7b
-def table1_methods(gammas,              # Gaussian parameters of the data set's bank (paper 004's, `load_table2`)
+def table1_methods(gammas,              # Gaussian parameters of the data set's bank (Cortes et al. 2012's, `load_table2`)
                    quick: bool = False,  # C in {0.5, 2} only
                   ) -> dict:             # {name: (estimator, parameter grid)}
-    """The four methods of Table 1 and their grids: unif and alignf (paper 004's setting), MCMKL, and M3K at gamma0 = max.
+    """The four methods of Table 1 and their grids: unif and alignf (Cortes et al. 2012's setting), MCMKL, and M3K at gamma0 = max.
 
     Reference: cortes2013m3k, Sec. 6.1, Table 1; cortes2012alignment (unif and alignf)."""
     kernels = gaussian_bank(gammas)
@@ -118,7 +118,7 @@ def _accuracy_eval(est, grid, X, y, protocol, n_jobs, progress, name):
     return evaluate(est, X, y, protocol, grid, metric="accuracy", n_jobs=n_jobs, progress=progress, name=name)
 
 
-def run_table1(names=("splice", "spambase"),  # data sets, loaded by paper 004's `load_table2`
+def run_table1(names=("splice", "spambase"),  # data sets, loaded by Cortes et al. 2012's `load_table2`
                quick: bool = False,           # 200-point subsets and C in {0.5, 2}
                n_jobs=None,                   # parallel jobs of each evaluation (None: one)
                progress: bool = True,         # show progress bars
@@ -192,7 +192,7 @@ def run_multiclass(quick: bool = False,     # 3 splits on digits, wine and iris 
     return out
 
 # %% ../nbs/41_m3k_experiments.ipynb #730a9895
-@reproduction("m3k", "paper 002 (M3K): Table 1 (binary) and a multi-class table on public sets", order=40)
+@reproduction("m3k", "Cortes et al. 2013 (M3K): Table 1 (binary) and a multi-class table on public sets", order=40)
 def reproduce_m3k(out: Path,              # output directory: the files go to `out/m3k`
                   quick: bool = True,     # the reduced run (`mklbook reproduce m3k --quick`)
                   n_jobs=None,            # parallel jobs of each evaluation (None: one)
@@ -210,7 +210,7 @@ def reproduce_m3k(out: Path,              # output directory: the files go to `o
     if t1 is not None:
         (out / "table1.md").write_text(f"# Table 1 (accuracy %, 5-fold rotation; {_quick_note(quick)})\n\n"
                                        "Paper column: 1000 points, the paper's C grid, mean ± 1 std (unif and alignf from "
-                                       "paper 004).\n\n" +
+                                       "Cortes et al. 2012).\n\n" +
                                        comparison_table(t1, paper=PAPER_TABLE1, digits=1) + "\n")
         files.append(save_json(t1, out / "table1.json"))
     files.append(out / "table1.md")

@@ -530,7 +530,7 @@ PAPER_PROTOCOL = dict(n_splits=30, lams=LAMBDAS, ts=TS)   # the paper's: 30 spli
 FULL_PROTOCOL = dict(n_splits=10, lams=LAMBDAS, ts=TS)    # what `mklbook reproduce pep` runs (see "The full run")
 
 
-@reproduction("pep", "paper 001 (PEP): Table 1 with FKL, IFKL, CABMKL, L1-MKL, uniform; 50/50 splits", order=30)
+@reproduction("pep", "Liu et al. 2017 (PEP): Table 1 with FKL, IFKL, CABMKL, L1-MKL, uniform; 50/50 splits", order=30)
 def reproduce_pep(out: Path,                     # output directory; the files go to `out/pep/`
                   quick: bool = True,            # embedded data, 200 points, a coarse grid (a smoke test)
                   n_jobs=None,                   # unused (every reproduction takes it; this one runs serially)

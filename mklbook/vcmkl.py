@@ -1076,7 +1076,7 @@ def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds,
     return res
 
 # %% ../nbs/50_vcmkl.ipynb #3a767a05
-PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, gamma=None, solver="pddp", idle_rules="veto")  # paper 003's Table 1 (pima)
+PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, gamma=None, solver="pddp", idle_rules="veto")  # Zhou et al. 2016's Table 1 (pima)
 
 # %% ../nbs/50_vcmkl.ipynb #6aaff9bb
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):

@@ -282,7 +282,7 @@ def table2_markdown(res: dict,  # the output of `run_table2`
     return markdown_table(["c2:c1", *[f"{m} (paper)" for m in meths]], rows, "l" + "r" * len(meths))
 
 # %% ../nbs/51_vcmkl_experiments.ipynb #12bb4e05
-@reproduction("vcmkl", "paper 003 (veto-consensus MKL, PDDP): Tables 1-2, Figures 2-3", order=50)
+@reproduction("vcmkl", "Zhou et al. 2016 (veto-consensus MKL, PDDP): Tables 1-2, Figures 2-3", order=50)
 def reproduce_vcmkl(out: Path,              # output directory: the files go to `out/vcmkl`
                     quick: bool = True,     # the reduced run on embedded stand-ins (`mklbook reproduce vcmkl --quick`)
                     n_jobs=None,            # unused (the common signature of reproductions)

@@ -315,7 +315,7 @@ def _convergence_lines(res: dict) -> str:
 FULL_MAX_N = 1000   # the full run's cap on the points per set (reduced protocol; see the text)
 
 
-@reproduction("vkr", "paper 000 (voted kernel regularization): Tables 1 and 2", order=20)
+@reproduction("vkr", "Cortes et al. 2015 (voted kernel regularization): Tables 1 and 2", order=20)
 def reproduce_vkr(out: Path,                 # output directory; the files go to out/vkr/
                   quick: bool = True,        # embedded data, <= 150 points, small grids; False: the reduced full protocol
                   n_jobs=None,               # parallel jobs of the non-VKR evaluations

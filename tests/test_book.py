@@ -3,6 +3,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -261,3 +263,41 @@ def test_no_latex_escape_is_left_in_the_prose_outside_math():
             text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", " ", cell, flags=re.S)
             hit = escape.search(text)
             assert not hit, f"{nb}: raw LaTeX escape {text[max(0, hit.start() - 20):hit.end() + 5]!r}"
+
+
+PAPERS = ROOT.parent / "shared" / "papers"
+PROSE_NUMBER = re.compile(r"(?<![\w.$\\^_{])(\d+\.\d{2,})(?![\w.])")   # a measured value: two or more decimals
+
+
+def test_every_number_in_the_prose_is_printed_by_its_chapter_or_quoted_from_a_paper():
+    """Text that cannot drift from its outputs: a number with two or more decimals in a Markdown cell (outside math)
+    must appear in an output of the same chapter, or in one of the papers (a quotation). Numbers a chapter computes
+    belong in generated Markdown (`IPython.display.Markdown(f"...")`)."""
+    if not PAPERS.is_dir():
+        pytest.skip(f"the papers are not at {PAPERS}: quotations cannot be told from drift")
+    quoted = " ".join(p.read_text(errors="ignore") for p in PAPERS.glob("*.txt"))
+    drift = []
+    for nb in NOTEBOOKS:
+        cells = _json.loads(nb.read_text())["cells"]
+        printed = " ".join(" ".join(_texts(c.get("outputs", []))) for c in cells)
+        for i, c in enumerate(cells):
+            if c["cell_type"] != "markdown":
+                continue
+            prose = re.sub(r"\$\$.*?\$\$|\$[^$]*\$", " ", "".join(c["source"]), flags=re.S)
+            for n in PROSE_NUMBER.findall(prose):
+                if not any(v and (v in printed or v in quoted) for v in {n, n.rstrip("0"), n.lstrip("0")}):
+                    drift.append(f"{nb.name} cell {i}: {n}")
+    assert not drift, f"numbers in the prose that no output of the chapter prints and no paper states: {drift}"
+
+
+def test_every_chapter_but_the_index_and_the_cli_has_a_figure():
+    bare = [nb.name for nb in NOTEBOOKS if nb.name not in ("index.ipynb", "90_cli.ipynb")
+            and not any("image/png" in o.get("data", {}) for _, _, outs in _code_cells(nb) for o in outs)]
+    assert not bare, f"chapters without a committed figure: {bare}"
+
+
+def test_papers_are_named_by_author_and_year():
+    "No reader knows the papers' file numbers: the text, the CLI and the README say 'Cortes et al. 2012', not 'paper 004'."
+    where = [p for p in [*NOTEBOOKS, ROOT / "README.md", *sorted((ROOT / "mklbook").glob("*.py"))]
+             if re.search(r"\bpaper 00\d\b", p.read_text())]
+    assert not where, f"papers named by their file number in: {[p.name for p in where]}"

@@ -1,4 +1,4 @@
-"""M3K (paper 002): margin LP, SILP vs QCLP, the two extremes of gamma0, bad input, scikit-learn compatibility."""
+"""M3K (Cortes et al. 2013): margin LP, SILP vs QCLP, the two extremes of gamma0, bad input, scikit-learn compatibility."""
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris

@@ -1,4 +1,4 @@
-"""PEP, FKL and IFKL (paper 001): scikit-learn compatibility, certificates, reference values and bad input."""
+"""PEP, FKL and IFKL (Liu et al. 2017): scikit-learn compatibility, certificates, reference values and bad input."""
 import pickle
 
 import numpy as np
