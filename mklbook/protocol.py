@@ -497,6 +497,22 @@ def markdown_table(header: list,              # column titles
     return "\n".join(lines)
 
 # %% ../nbs/03_protocol.ipynb #abcbfbd3
+_SIGNATURE_SUMMARY = "Signature and parameters"
+
+
+def _compact_api_page(md: str) -> str:
+    """A `show_doc` page made compact: the source link moved onto the heading's line, and the first code block (the
+    signature with its parameter notes) folded into `<details>` under the docstring."""
+    if f"<summary>{_SIGNATURE_SUMMARY}</summary>" in md:
+        return md
+    md = re.sub(r"^\[source\]\(([^)]*)\)\n\n(#+ .+)$", r"\2 · [source](\1)", md, count=1, flags=re.M)
+    m = re.search(r"```python\n.*?\n```", md, flags=re.S)
+    if m is None:
+        return md
+    rest = re.sub(r"\n{3,}", "\n\n", md[:m.start()] + md[m.end():]).rstrip()
+    return f"{rest}\n\n<details><summary>{_SIGNATURE_SUMMARY}</summary>\n\n{m.group(0)}\n\n</details>\n"
+
+
 def _book_doc_renderer():
     "Build `BookDocRenderer`: nbdev is needed only to build the book, so the library never imports it at import time."
     try:
@@ -508,11 +524,13 @@ def _book_doc_renderer():
     class BookDocRenderer(BasicMarkdownRenderer):
         r"""`show_doc`'s renderer for the book (`renderer` in `settings.ini`): nbdev's Markdown without the Quarto-only
         link attributes (`[source](url){target="_blank" ...}`), which JupyterLab, GitHub and nbconvert would show as raw
-        text, and without a `#LNone` anchor when nbdev does not know the line."""
+        text, and without a `#LNone` anchor when nbdev does not know the line. The page is compact
+        (`_compact_api_page`): the source link beside the name, the signature with its parameter notes folded under the
+        docstring, so the page shows what the object does and its parameters are one click away."""
         def _repr_markdown_(self):
             import re
             md = re.sub(r'\]\(([^)]*)\)\{target="_blank"[^}]*\}', r"](\1)", super()._repr_markdown_())
-            return md.replace("#LNone)", ")")              # no line anchor when the line is unknown
+            return _compact_api_page(md.replace("#LNone)", ")"))     # no line anchor when the line is unknown
 
     BookDocRenderer.__module__, BookDocRenderer.__qualname__ = __name__, "BookDocRenderer"
     return BookDocRenderer

@@ -301,3 +301,14 @@ def test_papers_are_named_by_author_and_year():
     where = [p for p in [*NOTEBOOKS, ROOT / "README.md", *sorted((ROOT / "mklbook").glob("*.py"))]
              if re.search(r"\bpaper 00\d\b", p.read_text())]
     assert not where, f"papers named by their file number in: {[p.name for p in where]}"
+
+
+def test_the_library_code_is_collapsed_so_the_chapter_opens_on_its_argument():
+    "Exported and hidden cells carry `jupyter.source_hidden` (kept by nbdev_clean): JupyterLab shows them as one line."
+    import sys
+    sys.path.insert(0, str(ROOT / "tools"))
+    from collapse_code import is_library_cell
+    open_ = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, c in enumerate(_json.loads(nb.read_text())["cells"])
+             if is_library_cell(c) and not c.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+    assert not open_, f"library cells shown open (run `python tools/collapse_code.py`, then nbdev_clean): {open_}"
+    assert "jupyter" in (ROOT / "settings.ini").read_text().split("allowed_cell_metadata_keys", 1)[1].split("\n", 1)[0]

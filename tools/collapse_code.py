@@ -1,0 +1,35 @@
+"""Collapse the library's code in the chapters: every `#| export` / `#| exporti` / `#| hide` cell gets
+`metadata.jupyter.source_hidden = true`, so JupyterLab opens a chapter on its argument, figures and checks with the
+exported code one click away (settings.ini's `allowed_cell_metadata_keys = jupyter` keeps it through `nbdev_clean`).
+
+Usage: `python tools/collapse_code.py [NB ...]` (default: every notebook in nbs/); prints how many cells it changed."""
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARY_CELL = re.compile(r"#\|\s*(export|exporti|hide)\b")
+
+
+def is_library_cell(cell) -> bool:
+    "A code cell whose first line is an nbdev `export`, `exporti` or `hide` directive."
+    src = "".join(cell.get("source", [])).lstrip()
+    return cell.get("cell_type") == "code" and bool(LIBRARY_CELL.match(src.split("\n", 1)[0].strip()))
+
+
+def collapse(path: Path) -> int:
+    nb = json.loads(path.read_text())
+    changed = 0
+    for cell in nb["cells"]:
+        if is_library_cell(cell) and not cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+            cell.setdefault("metadata", {}).setdefault("jupyter", {})["source_hidden"] = True
+            changed += 1
+    if changed:
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return changed
+
+
+if __name__ == "__main__":
+    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "nbs").glob("*.ipynb"))
+    print(sum(collapse(p) for p in paths), "cells collapsed")
