@@ -312,3 +312,18 @@ def test_the_library_code_is_collapsed_so_the_chapter_opens_on_its_argument():
              if is_library_cell(c) and not c.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
     assert not open_, f"library cells shown open (run `python tools/collapse_code.py`, then nbdev_clean): {open_}"
     assert "jupyter" in (ROOT / "settings.ini").read_text().split("allowed_cell_metadata_keys", 1)[1].split("\n", 1)[0]
+
+
+def test_the_interactive_explorations_each_have_a_static_figure():
+    """At least three ipywidgets explorations; each is `#| eval: false` (the page must read without a kernel) and follows
+    a cell whose committed figure shows the same exploration at a few settings."""
+    found = []
+    for nb in NOTEBOOKS:
+        cells = list(_code_cells(nb))
+        for j, (i, src, _) in enumerate(cells):
+            if "from ipywidgets import" in src and "interact(" in src:
+                assert src.lstrip().startswith("#| eval: false"), f"{nb.name} cell {i}: an interact cell must be eval: false"
+                assert any("image/png" in o.get("data", {}) for _, _, outs in cells[max(0, j - 3):j] for o in outs), \
+                    f"{nb.name} cell {i}: no static figure of the exploration just before it"
+                found.append(f"{nb.name} cell {i}")
+    assert len(found) >= 3, f"interactive explorations: {found}"
