@@ -347,11 +347,15 @@ def _singular_solve(A, b, max_refine: int = 6):
     solution up to where the ridge cuts; 3-15x faster than an eigendecomposition (chapter 01 measures it). If the
     refinement stalls above `64 eps` (an inconsistent system), `lstsq`'s answer (`_min_norm_solve`)."""
     n, eps = A.shape[0] - 1, np.finfo(float).eps
-    R = A.copy()
-    R[np.arange(n), np.arange(n)] += 1e-11 * max(np.abs(np.diag(A)[:n]).max(initial=0.0), np.finfo(float).tiny)
+    scale = np.abs(np.diag(A)[:n]).max(initial=0.0)
+    if not scale > 0:                                   # a zero kernel block: no ridge scale, the eigendecomposition
+        return _min_norm_solve(A, b)
+    R = A + np.diag(np.r_[np.full(n, 1e-11 * scale), 0.0])
     try:
-        lu = sla.lu_factor(R, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
+        with warnings.catch_warnings():                 # an exactly singular pivot: a warning, not an error, in LAPACK
+            warnings.simplefilter("error", sla.LinAlgWarning)
+            lu = sla.lu_factor(R, check_finite=False)
+    except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
         return _min_norm_solve(A, b)
     x, absA, last = sla.lu_solve(lu, b, check_finite=False), np.abs(A), np.inf
     for _ in range(max_refine + 1):
