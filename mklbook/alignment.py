@@ -592,10 +592,16 @@ def _fit_streamed(self: AlignMKL, X, y):
     self.low_rank_ = None
     self.streamed_ = StreamedAlignMKL(self.kernels, self.method, self.estimator, self.normalize, self.center,
                                       self.psd).fit(X, y)
-    for attr in ("weights_", "kernel_scale_", "alignment_", "alignf_", "bank_", "estimator_", "classes_", "y_mean_",
-                 "n_features_in_", "feature_names_in_"):
-        if hasattr(self.streamed_, attr):
-            setattr(self, attr, getattr(self.streamed_, attr))
+    return self._adopt(self.streamed_, ("weights_", "kernel_scale_", "alignment_", "alignf_", "bank_", "estimator_",
+                                        "classes_", "y_mean_", "n_features_in_", "feature_names_in_"))
+
+
+@patch
+def _adopt(self: AlignMKL, model, attrs):
+    "Take the fitted attributes `attrs` that `model` (the streamed or low-rank fit this estimator delegated to) has."
+    for attr in attrs:
+        if hasattr(model, attr):
+            setattr(self, attr, getattr(model, attr))
     return self
 
 # %% ../nbs/10_alignment.ipynb #8969988f
@@ -625,11 +631,7 @@ def _fit_low_rank(self: AlignMKL, X, y):
                              "counterpart: give SVC or KernelRidge (kernel='precomputed'), raise memory_budget, or use "
                              "LowRankAlignMKL with a linear estimator.")
     self.low_rank_ = LowRankAlignMKL(self.kernels, method=self.method, estimator=est).fit(X, y)
-    for attr in ("weights_", "kernel_scale_", "n_features_in_", "classes_"):
-        if hasattr(self.low_rank_, attr):
-            setattr(self, attr, getattr(self.low_rank_, attr))
-    self.bank_, self.estimator_ = self.low_rank_.bank_, self.low_rank_.estimator_
-    return self
+    return self._adopt(self.low_rank_, ("weights_", "kernel_scale_", "n_features_in_", "classes_", "bank_", "estimator_"))
 
 # %% ../nbs/10_alignment.ipynb #e2985b96
 @patch

@@ -358,11 +358,11 @@ def _singular_solve(A, b, max_refine: int = 6):
     except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
         return _min_norm_solve(A, b)
     x, absA, last = sla.lu_solve(lu, b, check_finite=False), np.abs(A), np.inf
-    for _ in range(max_refine + 1):
+    for step in range(max_refine + 1):                  # berr always measures the x returned
         r = b - A @ x
         scale = absA @ np.abs(x) + np.abs(b)
         berr = float(np.max(np.abs(r) / np.where(scale > 0, scale, 1.0)))
-        if not np.isfinite(berr) or berr <= 2 * eps or berr > last / 2:
+        if not np.isfinite(berr) or berr <= 2 * eps or berr > last / 2 or step == max_refine:
             break
         last = berr
         x = x + sla.lu_solve(lu, r, check_finite=False)

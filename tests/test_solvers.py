@@ -248,9 +248,9 @@ def test_singular_face_solve_agrees_with_the_minimum_norm_solution():
     w, V = np.linalg.eigh(A)
     b_bad += 10 * V[:, np.argmin(np.abs(w))]                    # a component outside the range: no exact solution
     assert np.allclose(_singular_solve(A, b_bad), _min_norm_solve(A, b_bad))
-    Z = np.zeros((4, 4))                            # a zero kernel block: no ridge scale, minimum norm
-    Z[:3, 3] = Z[3, :3] = 1.0
-    np.testing.assert_allclose(_singular_solve(Z, np.r_[0.0, 0.0, 0.0, 1.0])[:3], np.full(3, 1 / 3), atol=1e-12)
+    A0 = np.zeros((4, 4))                           # a zero kernel block: no ridge scale, minimum norm
+    A0[:3, 3] = A0[3, :3] = 1.0
+    np.testing.assert_allclose(_singular_solve(A0, np.r_[0.0, 0.0, 0.0, 1.0])[:3], np.full(3, 1 / 3), atol=1e-12)
 
 
 def test_svm_dual_certifies_on_duplicated_points(monkeypatch):
