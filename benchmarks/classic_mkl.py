@@ -1,7 +1,7 @@
 """Benchmark: the classic MKL methods of chapter 14 against L1-MKL on the same kernel stacks.
 
 Data: the training half (random, seed 0) of each of `--sets` (default: sonar, ionosphere, liver-disorders), features in
-[-1, 1], Liu et al. 2017's 41-kernel bank (Gaussian tau = 2^-10..2^10, polynomial d = 1..20), each kernel at trace m: the
+[-1, 1], Liu et al. 2017's 41-kernel bank (Gaussian gamma = 2^-10..2^10, polynomial d = 1..20), each kernel at trace m: the
 stacks of `benchmarks/pep.py` and of Table 1. C = 1 throughout.
 
 * L1-MKL (`mklbook.baselines.l1_mkl`, SILP), the reference, relative duality gap 1e-4;
@@ -47,16 +47,16 @@ def methods(Ktr, Xtr, ytr):
     "(label, thunk) of every run on one training half; the first is the reference."
     return [
         ("L1-MKL (SILP)", lambda: l1_mkl(Ktr, ytr, C=1.0, tol=1e-4)),
-        ("Lp-MKL p=1, over-relaxed", lambda: lp_mkl(Ktr, ytr, p=1, tol=1e-4, max_iter=5000)),
-        ("Lp-MKL p=1, plain (Kloft)", lambda: lp_mkl(Ktr, ytr, p=1, tol=1e-4, accelerate=False, max_iter=5000)),
-        ("Lp-MKL p=2 (GLMKL)", lambda: lp_mkl(Ktr, ytr, p=2, tol=1e-4, max_iter=5000)),
+        ("Lp-MKL q=1, over-relaxed", lambda: lp_mkl(Ktr, ytr, q=1, tol=1e-4, max_iter=5000)),
+        ("Lp-MKL q=1, plain (Kloft)", lambda: lp_mkl(Ktr, ytr, q=1, tol=1e-4, accelerate=False, max_iter=5000)),
+        ("Lp-MKL q=2 (GLMKL)", lambda: lp_mkl(Ktr, ytr, q=2, tol=1e-4, max_iter=5000)),
         ("GMKL l1, level + Newton", lambda: gmkl(Ktr, ytr, reg="l1", method="level", tol=1e-4)),
         ("GMKL l1, cutting planes", lambda: gmkl(Ktr, ytr, reg="l1", method="silp", tol=1e-4)),
         ("GMKL l1, projected gradient", lambda: gmkl(Ktr, ytr, reg="l1", method="projected-gradient", tol=1e-4,
                                                      max_iter=2000)),
         ("GMKL l2, projected gradient", lambda: gmkl(Ktr, ytr, reg="l2", tol=1e-4, max_iter=2000)),
-        ("NLMKL p=1", lambda: nlmkl(Ktr, ytr, p=1, tol=1e-4, max_iter=2000)),
-        ("NLMKL p=2", lambda: nlmkl(Ktr, ytr, p=2, tol=1e-4, max_iter=2000)),
+        ("NLMKL q=1", lambda: nlmkl(Ktr, ytr, q=1, tol=1e-4, max_iter=2000)),
+        ("NLMKL q=2", lambda: nlmkl(Ktr, ytr, q=2, tol=1e-4, max_iter=2000)),
         ("two-layer MKL (R=1, p=1), quasi-Newton", lambda: two_layer_mkl(Ktr, ytr, tol=1e-4, max_iter=2000)),
         ("two-layer MKL (R=1, p=1), projected gradient", lambda: two_layer_mkl(Ktr, ytr, tol=1e-4, max_iter=2000,
                                                                              method="projected-gradient")),
@@ -104,7 +104,7 @@ def main(argv=None):
                          getattr(r, "n_solves", "–"), r.status, f"{r.gap:.1e}", f"{r.objective:.6g}", f"{t:.2f}",
                          f"{t / t_ref:.2f}"])
             print(markdown_table(HEAD, rows[-1:]).splitlines()[-1], flush=True)
-        ref, a = runs["L1-MKL (SILP)"][0], runs["Lp-MKL p=1, over-relaxed"][0]
+        ref, a = runs["L1-MKL (SILP)"][0], runs["Lp-MKL q=1, over-relaxed"][0]
         assert abs(a.objective - ref.objective) <= (a.gap + ref.gap) * max(1.0, abs(ref.objective)), name
         gm = [runs[k][0] for k in ("GMKL l1, level + Newton", "GMKL l1, cutting planes", "GMKL l1, projected gradient")]
         gm = [r for r in gm if r.status == "optimal"]
@@ -113,7 +113,7 @@ def main(argv=None):
     text = ("# Classic MKL methods against L1-MKL (41-kernel bank, C = 1, training half of one split)\n\n"
             + markdown_table(HEAD, rows) + "\n\nsolves: SVM solves (NLMKL: KRR factorisations); certificate: relative "
             "duality gap (convex methods), projected-gradient residual (NLMKL, two-layer MKL: stationary points) or "
-            "largest relative violation (IKL, local in tau).\n")
+            "largest relative violation (IKL, local in gamma).\n")
     if args.estimators:
         text += "\n" + estimators_table(*args.estimators)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

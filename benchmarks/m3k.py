@@ -4,7 +4,7 @@ For (m, c, p) = (347, 27, 12), (936, 5, 69), (1366, 3, 69), (1020, 102, 48) -- t
 nonplant and caltech101 in Cortes, Mohri & Rostamizadeh (2013), Table 3 -- synthetic data: c Gaussian clusters in 10
 dimensions (unit noise), p Gaussian kernels with widths 2^-8 .. 2^2, centered and scaled to unit diagonal as in the
 paper. The stack is built first and not timed (the paper's times are training times on given kernels). Timed:
-`solve_m3k(Ks, y, C=1, tol=1e-4)` by the SILP at gamma0 = max and at gamma0 = -inf (MCMKL, the most cutting-plane
+`solve_m3k(Ks, y, C=1, tol=1e-4)` by the SILP at zeta0 = max and at zeta0 = -inf (MCMKL, the most cutting-plane
 iterations), each certified (status 'optimal', relative gap <= 1e-4). The generic reference is the QCLP of Appendix F
 solved by cvxpy/Clarabel in the same run, for the shapes with m <= --qclp-max-m (default 400) and a time limit; the
 larger shapes are skipped for the generic solver (its conic program has m c (1 + sum_k rank K_k) ~ 10^7-10^8 nonzeros).
@@ -159,10 +159,10 @@ def main():
              "SILP, C = 1, tol = 1e-4 (certified relative gap); seconds, one run each.", "",
              "What is compared: the paper's times are for its own M3K runs on the real data sets, on its machine; the "
              "book's are for random PSD kernels of the same shapes on this machine. 'paper / book' is therefore a ratio "
-             "of times on different problems and different hardware, not a measured speed-up. At gamma0 = max the SILP "
+             "of times on different problems and different hardware, not a measured speed-up. At zeta0 = max the SILP "
              "starts at LP (5)'s weights and certifies in two iterations, which the paper's real problems need not; "
-             "MCMKL (gamma0 = -inf) is the harder comparison. The generic QCLP column is the one measured side by side.", "",
-             "| shape (m, c, p) | as in | paper M3K (s) | SILP gamma0=max (s) | its | paper / book | SILP MCMKL (s) | its | "
+             "MCMKL (zeta0 = -inf) is the harder comparison. The generic QCLP column is the one measured side by side.", "",
+             "| shape (m, c, p) | as in | paper M3K (s) | SILP zeta0=max (s) | its | paper / book | SILP MCMKL (s) | its | "
              "paper / book | generic QCLP, Clarabel (s) | QCLP / SILP |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for j, (m, c, p, paper, name) in enumerate(SHAPES):
         if args.shapes is not None and j not in args.shapes:
@@ -171,14 +171,14 @@ def main():
         row = {}
         for g0 in ("max", None):
             t0 = time.perf_counter()
-            r = solve_m3k(Ks, y, C=1.0, gamma0=g0, tol=1e-4)
+            r = solve_m3k(Ks, y, C=1.0, zeta0=g0, tol=1e-4)
             row[g0] = (time.perf_counter() - t0, r)
             assert r.status == "optimal", r
         q = "skipped (too large for the generic solver)"
         ratio = "–"
         if m <= args.qclp_max_m:
             t0 = time.perf_counter()
-            rq = solve_m3k(Ks, y, C=1.0, gamma0=None, solver="qclp", tol=1e-4, time_limit=args.qclp_time_limit,
+            rq = solve_m3k(Ks, y, C=1.0, zeta0=None, solver="qclp", tol=1e-4, time_limit=args.qclp_time_limit,
                            warn=False)
             tq = time.perf_counter() - t0
             q = f"{tq:.1f} ({rq.status}, gap {rq.gap:.0e})"

@@ -1,7 +1,7 @@
 """Benchmark: FKL (Liu et al. 2017) against the L1-MKL baseline on the same data, and IFKL's outer iterations.
 
 Data: the training half (random, seed 0) of each of `--sets` (default: sonar, ionosphere, liver-disorders), features in
-[-1, 1], the paper's 41-kernel bank (Gaussian tau = 2^-10..2^10, polynomial d = 1..20 on 1 + x'z/s), each kernel at
+[-1, 1], the paper's 41-kernel bank (Gaussian gamma = 2^-10..2^10, polynomial d = 1..20 on 1 + x'z/s), each kernel at
 trace m. For lambda = 1, t = 4, C = 1:
 
 * FKL by Algorithm 1 (reduced gradient + Armijo, `method="reduced-gradient"`) and by the SILP master (`method="silp"`),

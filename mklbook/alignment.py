@@ -404,27 +404,27 @@ def _stack_krr(Ks, y):
     return krr
 
 
-def _eq9(krr, mu, a, Q, gamma):
+def _eq9(krr, mu, a, Q, eta):
     "Objective (9), its gradient, the KRR solution at mu (the solver's payload) and b_k = alpha' K_k alpha."
     ya, b, alpha = krr(mu)
-    return float(ya - gamma * mu @ a + mu @ Q @ mu), -b - gamma * a + 2 * Q @ mu, alpha, b
+    return float(ya - eta * mu @ a + mu @ Q @ mu), -b - eta * a + 2 * Q @ mu, alpha, b
 
 
-def _alignment_krr_loop(krr, a, Q, gamma, mu, tol, max_iter):
+def _alignment_krr_loop(krr, a, Q, eta, mu, tol, max_iter):
     """The monotone fixed-point iteration of `alignment_krr` for any KRR solver `krr` (`_stack_krr`, or the low-rank
     one): returns mu, the objective, the KRR payload, the relative KKT residual and the iterations."""
-    F, grad, alpha, b = _eq9(krr, mu, a, Q, gamma)
-    scale = lambda g: max(np.abs(g).max(), np.abs(b).max(), np.abs(gamma * a).max(), np.finfo(float).tiny)
+    F, grad, alpha, b = _eq9(krr, mu, a, Q, eta)
+    scale = lambda g: max(np.abs(g).max(), np.abs(b).max(), np.abs(eta * a).max(), np.finfo(float).tiny)
     kkt = lambda mu, g: float(np.abs(np.minimum(mu * max(np.diag(Q).max(), 1e-300), g)).max() / scale(g))
     res, it = kkt(mu, grad), 0
     while res > tol and it < max_iter:
         it += 1
-        target, _, _ = nonneg_quadratic(Q, (b + gamma * a) / 2)
+        target, _, _ = nonneg_quadratic(Q, (b + eta * a) / 2)
         d = target - mu
         eta = 1.0
         while True:
             cand = np.maximum(mu + eta * d, 0.0)
-            Fc, gc, ac, bc = _eq9(krr, cand, a, Q, gamma)
+            Fc, gc, ac, bc = _eq9(krr, cand, a, Q, eta)
             if Fc <= F - 1e-4 * eta * max(0.0, -(grad @ d)) or eta < 1e-8:
                 break
             eta /= 2
@@ -435,21 +435,21 @@ def _alignment_krr_loop(krr, a, Q, gamma, mu, tol, max_iter):
     return mu, F, alpha, res, it
 
 # %% ../nbs/10_alignment.ipynb #2c5f15a5
-def _alignment_krr_inputs(Ks, y, gamma, gamma1, gamma2, tol, max_iter, psd):
+def _alignment_krr_inputs(Ks, y, eta, eta1, eta2, tol, max_iter, psd):
     "Validated `(Ks, y, tol, max_iter)` of `alignment_krr`: a symmetric stack (PSD per `psd`), targets, settings."
     Ks = check_stack(Ks, symmetric=True)
     check_psd(Ks, psd)
     y = _check_targets(y, Ks.shape[1])
-    for name, g in (("gamma", gamma), ("gamma1", gamma1), ("gamma2", gamma2)):
+    for name, g in (("eta", eta), ("eta1", eta1), ("eta2", eta2)):
         check_positive(g, name, allow_zero=True)
     return Ks, y, check_positive(tol, "tol"), check_int(max_iter, "max_iter", low=0)
 
 # %% ../nbs/10_alignment.ipynb #42962848
 def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kernels
                   y,                     # (m,) real targets
-                  gamma: float = 1.0,    # the paper's gamma >= 0, weight of the alignment term
-                  gamma1: float = 1e-3,  # the paper's gamma' >= 0 (ridge on mu); gamma1 + gamma2 > 0 keeps (9) bounded
-                  gamma2: float = 1.0,   # the paper's gamma'' >= 0 (weight of mu^T M mu)
+                  eta: float = 1.0,    # eta >= 0 (the paper's gamma), weight of the alignment term
+                  eta1: float = 1e-3,  # eta' >= 0 (the paper's gamma'; ridge on mu); eta1 + eta2 > 0 keeps (9) bounded
+                  eta2: float = 1.0,   # eta'' >= 0 (the paper's gamma''; weight of mu^T M mu)
                   tol: float = 1e-7,     # relative KKT residual at which the iteration stops
                   max_iter: int = 500,   # maximum number of outer iterations
                   mu0=None,              # (p,) starting weights; None: uniform 1/p
@@ -458,7 +458,7 @@ def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kerne
     r"""Single-stage alignment KRR: the kernel weights minimising the convex objective (9), with the KRR dual.
 
     $$\min_{\mu\ge0}\;\mathbf y^\top(\mathbf K_\mu+\mathbf I)^{-1}\mathbf y
-    -\gamma\,\mu^\top\mathbf a+\mu^\top(\gamma''\mathbf M+\gamma'\mathbf I)\mu$$
+    -\eta\,\mu^\top\mathbf a+\mu^\top(\eta''\mathbf M+\eta'\mathbf I)\mu$$
 
     A monotone fixed-point iteration with the alignf QP as inner step, certified by the KKT residual of (9).
 
@@ -466,14 +466,14 @@ def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kerne
     if psd == "allow":
         raise ValueError("alignment_krr needs K_mu + I positive definite for every mu >= 0, i.e. PSD kernels: "
                          "psd='allow' is not available here; use psd='check' or 'assume'.")
-    Ks, y, tol, max_iter = _alignment_krr_inputs(Ks, y, gamma, gamma1, gamma2, tol, max_iter, psd)
+    Ks, y, tol, max_iter = _alignment_krr_inputs(Ks, y, eta, eta1, eta2, tol, max_iter, psd)
     p, m, _ = Ks.shape
     a, M = _alignment_stats(Ks, y)
-    Q = gamma2 * M + gamma1 * np.eye(p)
+    Q = eta2 * M + eta1 * np.eye(p)
     if np.linalg.eigvalsh(Q).max() <= 0:
-        raise ValueError("gamma1 = gamma2 = 0 leaves problem (9) unbounded below when gamma > 0: set gamma1 > 0 or gamma2 > 0.")
+        raise ValueError("eta1 = eta2 = 0 leaves problem (9) unbounded below when eta > 0: set eta1 > 0 or eta2 > 0.")
     mu = np.full(p, 1.0 / p) if mu0 is None else check_weights(mu0, p).copy()
-    mu, F, alpha, res, it = _alignment_krr_loop(_stack_krr(Ks, y), a, Q, gamma, mu, tol, max_iter)
+    mu, F, alpha, res, it = _alignment_krr_loop(_stack_krr(Ks, y), a, Q, eta, mu, tol, max_iter)
     status = "optimal" if res <= tol else "max_iter"
     if status != "optimal":
         warnings.warn(f"alignment_krr stopped after {it} iterations with KKT residual {res:.1e} > {tol:.0e}.",
@@ -669,24 +669,24 @@ class AlignmentKRR(KernelStackEstimator):
     Reference: cortes2012alignment, Sec. 3.4, Eq. (9)."""
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
-                 gamma=1.0,           # the paper's gamma, weight of the alignment term of (9)
-                 gamma1=1e-3,         # the paper's gamma' (ridge on mu)
-                 gamma2=1.0,          # the paper's gamma'' (weight of mu^T M mu)
+                 eta=1.0,           # eta (the paper's gamma), weight of the alignment term of (9)
+                 eta1=1e-3,         # eta' (the paper's gamma'): ridge on mu
+                 eta2=1.0,          # eta'' (the paper's gamma''): weight of mu^T M mu
                  normalize="trace",   # the bank's normalisation: None, "trace", "diagonal" or "frobenius"
                  center=True,         # center each kernel in feature space with the training statistics
                  tol=1e-7,            # relative KKT residual at which `alignment_krr` stops
                  memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
-        self.gamma = gamma
-        self.gamma1 = gamma1
-        self.gamma2 = gamma2
+        self.eta = eta
+        self.eta1 = eta1
+        self.eta2 = eta2
         self.normalize = normalize
         self.center = center
         self.tol = tol
         self.memory_budget = memory_budget
 
     _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints,
-                                    **{g: [NumberInterval(Real, 0, None, closed="left")] for g in ("gamma", "gamma1", "gamma2")},
+                                    **{g: [NumberInterval(Real, 0, None, closed="left")] for g in ("eta", "eta1", "eta2")},
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __sklearn_tags__(self):
@@ -713,10 +713,10 @@ class AlignmentKRR(KernelStackEstimator):
             self._set_weights(np.ones(Ks.shape[0]))
             self.dual_coef_ = np.zeros(m)
             return self
-        # kernels at mean diagonal one (trace m) and standardised targets: gamma, gamma1, gamma2 are scale-free
+        # kernels at mean diagonal one (trace m) and standardised targets: eta, eta1, eta2 are scale-free
         self.scale_ = m / np.maximum(np.einsum("kii->k", Ks), np.finfo(float).tiny)
         Ks = Ks * self.scale_[:, None, None]
-        self.result_ = alignment_krr(Ks, (y - self.y_mean_) / self.y_scale_, self.gamma, self.gamma1, self.gamma2,
+        self.result_ = alignment_krr(Ks, (y - self.y_mean_) / self.y_scale_, self.eta, self.eta1, self.eta2,
                                      tol=self.tol, psd="trusted")        # the bank refused non-PSD kernels
         self._set_weights(self.result_.weights * self.scale_)
         self.dual_coef_ = self.result_.alpha * self.y_scale_

@@ -26,7 +26,7 @@ __all__ = ['TABLE2', 'PAPER_TABLE1', 'PAPER_TABLE2', 'C_GRID', 'RIDGE_GRID', 'PA
            'RankOneMKL', 'run_table3', 'run_figure3', 'reproduce_alignment']
 
 # %% ../nbs/13_alignment_experiments.ipynb #3645a458
-TABLE2 = {  # name: (registry name, task, size, gamma0, gamma1, feature scaling)
+TABLE2 = {  # name: (registry name, task, size, j0, j1 (gammas 2**j0..2**j1), feature scaling)
     "kinematics": ("kin8nm", "regression", 1000, -3, 3, "minmax"),
     "ionosphere": ("ionosphere", "regression", 351, -3, 3, "minmax"),
     "german": ("german-numer", "classification", 1000, -4, 3, "minmax"),
@@ -65,9 +65,9 @@ def median_width_check(name: str,            # a key of TABLE2: "kinematics", "i
                        ) -> dict:            # {"raw" | "minmax": (median squared distance, 2^g0 <= 1/median <= 2^g1)}
     r"""Median squared distance of a Table 2 set under raw and $[0,1]$ scaling, and whether the $\gamma$ range brackets its inverse.
 
-    $$\mathrm{med}=\operatorname{median}_{i<j}\lVert x_i-x_j\rVert^2,\qquad2^{\gamma_0}\le1/\mathrm{med}\le2^{\gamma_1}$$
+    $$\mathrm{med}=\operatorname{median}_{i<j}\lVert x_i-x_j\rVert^2,\qquad2^{j_0}\le1/\mathrm{med}\le2^{j_1}$$
 
-    Reference: cortes2012alignment, Sec. 5.1, Table 2 (the ranges $\gamma_0,\gamma_1$; the median check is this chapter's)."""
+    Reference: cortes2012alignment, Sec. 5.1, Table 2 (the exponent ranges $j_0,j_1$ of $\gamma$; the median check is this chapter's)."""
     reg, task, size, g0, g1, _ = TABLE2[name]
     X, y = load_dataset(reg)
     X, _ = subsample(X, y, min(size, len(y)), random_state=0)
@@ -413,7 +413,7 @@ def run_table3(domains=("books", "dvd", "electronics", "kitchen"),  # sentiment 
 
 
 # %% ../nbs/13_alignment_experiments.ipynb #ac6e3248
-ONE_STAGE_GRID = {"gamma": [0.1, 1.0, 10.0], "gamma1": [1e-3, 1e-1], "gamma2": [0.1, 1.0, 10.0]}
+ONE_STAGE_GRID = {"eta": [0.1, 1.0, 10.0], "eta1": [1e-3, 1e-1], "eta2": [0.1, 1.0, 10.0]}
 
 
 def run_figure3(name: str,                 # a regression key of TABLE2: "kinematics" or "ionosphere"

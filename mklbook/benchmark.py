@@ -330,7 +330,7 @@ GRIDS = {  # full-run grids (3 values of each method's main regularisation const
     "unif": {"estimator__C": [1.0, 10.0, 100.0]},
     "align": {"estimator__C": [1.0, 10.0, 100.0]},
     "alignf": {"estimator__C": [1.0, 10.0, 100.0]},
-    "align-KRR": {"regressor__gamma": [0.1, 1.0, 10.0]},
+    "align-KRR": {"regressor__eta": [0.1, 1.0, 10.0]},
     "L1MKL": {"C": [1.0, 10.0, 100.0]},
     "L2KRR": {"regressor__lam": [0.01, 0.1, 1.0]},
     "VKR": {"beta": [1e-4, 1e-3, 1e-2]},
@@ -373,14 +373,14 @@ def benchmark_methods(n_features: int,     # number of features (fixes the bank'
         "L2KRR": lambda: RegressionClassifier(L2KRRMKL(ks)),
         "VKR": lambda: VKRClassifier(ks, lam=1e-2, penalty="gaussian", scale_inputs=False),
         "FKL": lambda: FKLClassifier(ks, weight_rows=None),
-        "IFKL": lambda: IFKLClassifier(families=("gaussian",), tau_range=(float(g.min()), float(g.max())),
+        "IFKL": lambda: IFKLClassifier(families=("gaussian",), gamma_range=(float(g.min()), float(g.max())),
                                        standardize=False, weight_rows=None),
         "M3K": lambda: M3KClassifier(ks, **M3K_PAPER),
         "VCMKL": lambda: VCMKLClassifier(**VCMKL_PAPER),
         "LpMKL": lambda: LpMKL(ks),
         "GMKL": lambda: GMKL(ks),
         "NLMKL": lambda: RegressionClassifier(NLMKL(ks, weight_rows=None)),
-        "IKL": lambda: IKL(families=("gaussian",), tau_range=(float(g.min()), float(g.max())), standardize=False,
+        "IKL": lambda: IKL(families=("gaussian",), gamma_range=(float(g.min()), float(g.max())), standardize=False,
                             weight_rows=None),
         "2LMKL": lambda: TwoLayerMKL(ks, weight_rows=None),
         "SVM": lambda: SVC(),
@@ -441,7 +441,7 @@ def certificate(est,  # a fitted benchmark pipeline (or method)
     return str(r.status), float(getattr(r, "gap", np.nan))
 
 
-CERTIFIED = ("optimal", "optimal (PSD assumed)", "converged", "converged (local in τ)", "stationary point")  # all but 'optimal' are local certificates (see the text)
+CERTIFIED = ("optimal", "optimal (PSD assumed)", "converged", "converged (local in γ)", "stationary point")  # all but 'optimal' are local certificates (see the text)
 
 
 def _certified(est) -> float:

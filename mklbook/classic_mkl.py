@@ -166,26 +166,26 @@ class _SVMOracle:
         return self.Ks.reshape(self.P, -1) @ self.K.reshape(-1)
 
 # %% ../nbs/14_classic_mkl.ipynb #90e4751b
-def _dual_norm(q, p):
-    "||q||_{p*} with 1/p + 1/p* = 1 (p = 1: the max norm)."
-    if p == 1:
-        return float(q.max())
-    ps = p / (p - 1)
-    s = q.max()
-    return float(s * ((q / s) ** ps).sum() ** (1 / ps)) if s > 0 else 0.0
+def _dual_norm(s, q):
+    "||s||_{q*} with 1/q + 1/q* = 1 (q = 1: the max norm)."
+    if q == 1:
+        return float(s.max())
+    qs = q / (q - 1)
+    top = s.max()
+    return float(top * ((s / top) ** qs).sum() ** (1 / qs)) if top > 0 else 0.0
 
 # %% ../nbs/14_classic_mkl.ipynb #8c22c2cb
-def _check_p(p, allowed=None):
-    "The norm p: a real number in [1, inf), or one of `allowed`; booleans refused."
-    if isinstance(p, (bool, np.bool_)):
-        raise ValueError(f"p must be a number, not a boolean; got {p!r}.")
+def _check_q(q, allowed=None):
+    "The norm q: a real number in [1, inf), or one of `allowed`; booleans refused."
+    if isinstance(q, (bool, np.bool_)):
+        raise ValueError(f"q must be a number, not a boolean; got {q!r}.")
     if allowed is not None:
-        if not isinstance(p, (int, float, np.integer, np.floating)) or p not in allowed:
-            raise ValueError(f"p must be one of {allowed} (the ball's norm); got {p!r}.")
-        return float(p)
-    if not (isinstance(p, (int, float, np.integer, np.floating)) and 1 <= p < np.inf):
-        raise ValueError(f"p must be a number in [1, inf); got {p!r}. p = 1 is L1-MKL, p = 2 the L2 ball.")
-    return float(p)
+        if not isinstance(q, (int, float, np.integer, np.floating)) or q not in allowed:
+            raise ValueError(f"q must be one of {allowed} (the ball's norm); got {q!r}.")
+        return float(q)
+    if not (isinstance(q, (int, float, np.integer, np.floating)) and 1 <= q < np.inf):
+        raise ValueError(f"q must be a number in [1, inf); got {q!r}. q = 1 is L1-MKL, q = 2 the L2 ball.")
+    return float(q)
 
 
 def _refuse_allow(psd, name: str, why: str):
@@ -196,34 +196,34 @@ def _refuse_allow(psd, name: str, why: str):
                          "'optimal (PSD assumed)').")
 
 # %% ../nbs/14_classic_mkl.ipynb #27eb5e1d
-def _kloft_step(theta, q, p, omega):
-    """Kloft's closed-form update `fp` of the weights given q_k = alpha' Y K_k Y alpha, and the step taken: `fp`
+def _kloft_step(theta, s, q, omega):
+    """Kloft's closed-form update `fp` of the weights given s_k = alpha' Y K_k Y alpha, and the step taken: `fp`
     over-relaxed in log space by `omega` (1: `fp` itself), normalised to the unit Lp sphere."""
-    norm_p = lambda v: v / np.sum(v ** p) ** (1.0 / p)
-    w = theta * np.sqrt(q)                               # ||w_k||
+    norm_q = lambda v: v / np.sum(v ** q) ** (1.0 / q)
+    w = theta * np.sqrt(s)                               # ||w_k||
     if not w.any():
         raise ValueError("alpha' Y K_k Y alpha = 0 for every kernel: the kernels vanish on the training set.")
-    fp = norm_p(w ** (2.0 / (p + 1)))
+    fp = norm_q(w ** (2.0 / (q + 1)))
     if omega == 1:
         return fp, fp
     on = fp > 0
     z = np.full(theta.shape, -np.inf)
     z[on] = (1 - omega) * np.log(theta[on]) + omega * np.log(fp[on])
-    return norm_p(np.exp(z - z[on].max())), fp
+    return norm_q(np.exp(z - z[on].max())), fp
 
 # %% ../nbs/14_classic_mkl.ipynb #df504cd1
-def _kloft_loop(solve, P, p, tol, max_iter, accelerate):
+def _kloft_loop(solve, P, q, tol, max_iter, accelerate):
     """Kloft's alternation with log-space over-relaxation, shared by the hinge and the square loss. `solve(theta, gap)`
-    returns `(primal, J(theta), lin, q, payload)`: the machine's primal value at `theta`, the value J(theta) of its dual,
-    the part of the dual objective that does not involve the kernels, and q_k = c' K_k c. Returns the best theta, its
-    payload and primal value, the best lower bound lin - ||q||_{p*} / 2, the history and the iterations."""
-    theta = np.full(P, P ** (-1.0 / p))
+    returns `(primal, J(theta), lin, s, payload)`: the machine's primal value at `theta`, the value J(theta) of its dual,
+    the part of the dual objective that does not involve the kernels, and s_k = c' K_k c. Returns the best theta, its
+    payload and primal value, the best lower bound lin - ||s||_{q*} / 2, the history and the iterations."""
+    theta = np.full(P, P ** (-1.0 / q))
     upper, lower, gap, best, hist, omega, last = np.inf, -np.inf, np.inf, None, [], 1.0, None
     for it in range(1, max_iter + 1):
-        primal, value, lin, q, payload = solve(theta, gap)
+        primal, value, lin, s, payload = solve(theta, gap)
         if primal < upper:
             upper, best = primal, (theta.copy(), payload)
-        lower = max(lower, lin - 0.5 * _dual_norm(q, p))
+        lower = max(lower, lin - 0.5 * _dual_norm(s, q))
         hist.append(upper)
         gap = (upper - lower) / max(1.0, abs(upper))
         if gap <= tol:
@@ -231,7 +231,7 @@ def _kloft_loop(solve, P, p, tol, max_iter, accelerate):
         if last is not None and value > last[0]:           # the extrapolated step did worse: back to the plain update
             theta, omega, last = last[1], 1.0, None
             continue
-        theta, fp = _kloft_step(theta, q, p, omega)
+        theta, fp = _kloft_step(theta, s, q, omega)
         last = (value, fp)
         omega = min(2 * omega, 64.0) if accelerate else 1.0
     return best[0], best[1], upper, lower, np.array(hist), it
@@ -239,7 +239,7 @@ def _kloft_loop(solve, P, p, tol, max_iter, accelerate):
 # %% ../nbs/14_classic_mkl.ipynb #89870c64
 def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
            y,                      # (m,) binary labels
-           p: float = 2.0,         # norm of the weights, p >= 1 (1: L1-MKL)
+           q: float = 2.0,         # norm of the weights, q >= 1 (1: L1-MKL)
            C: float = 1.0,         # SVM box bound
            tol: float = 1e-4,      # relative duality gap at which to stop
            max_iter: int = 2000,   # SVM solves (one per iteration)
@@ -250,13 +250,13 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
            ) -> MKLSolution:
     r"""Lp-norm MKL (Kloft et al. 2011): alternate the SVM and the closed-form weight update, certified by a duality gap.
 
-    $$\min_{\theta\ge0,\ \lVert\theta\rVert_p\le1}J(\theta),\qquad
-    \theta_k\leftarrow\frac{\lVert w_k\rVert^{2/(p+1)}}{\big(\sum_j\lVert w_j\rVert^{2p/(p+1)}\big)^{1/p}},\quad
-    \lVert w_k\rVert^2=\theta_k^2\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha$$
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_q\le1}J(\mu),\qquad
+    \mu_k\leftarrow\frac{\lVert w_k\rVert^{2/(q+1)}}{\big(\sum_j\lVert w_j\rVert^{2q/(q+1)}\big)^{1/q}},\quad
+    \lVert w_k\rVert^2=\mu_k^2\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha$$
 
-    Lower bound $D(\alpha)=\mathbf 1^\top\alpha-\tfrac12\lVert(\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha)_k\rVert_{p^*}$
-    at every SVM dual seen; upper bound the SVM primal at the best $\theta$. `accelerate` over-relaxes the update in log
-    space, $\log\theta\leftarrow\log\theta+\omega(\log\theta^{\rm Kloft}-\log\theta)$, doubling $\omega$ (to 64) while $J$
+    Lower bound $D(\alpha)=\mathbf 1^\top\alpha-\tfrac12\lVert(\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha)_k\rVert_{q^*}$
+    at every SVM dual seen; upper bound the SVM primal at the best $\mu$. `accelerate` over-relaxes the update in log
+    space, $\log\mu\leftarrow\log\mu+\omega(\log\mu^{\rm Kloft}-\log\mu)$, doubling $\omega$ (to 64) while $J$
     falls and falling back to the plain update when it does not.
 
     Reference: kloft2011lp, Sec. 4 (the analytic update); xu2010glmkl (the group-Lasso view)."""
@@ -265,7 +265,7 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
-    p = _check_p(p)
+    q = _check_q(q)
     C, tol = check_positive(C, "C"), check_positive(tol, "tol")
     svm_tol, max_iter = check_positive(svm_tol, "svm_tol"), check_int(max_iter, "max_iter")
     orc = _SVMOracle(Ks, y, C)
@@ -274,23 +274,23 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
         r = orc.solve(theta, _inner_tol(gap, svm_tol))
         return r.primal, r.objective, float(r.alpha.sum()), orc.quad(r.coef), r
 
-    theta_b, r, upper, lower, hist, it = _kloft_loop(solve, P, p, tol, max_iter, accelerate)
+    theta_b, r, upper, lower, hist, it = _kloft_loop(solve, P, q, tol, max_iter, accelerate)
     r = orc.certified(theta_b, r, svm_tol)                  # the machine returned is certified to svm_tol
     upper = min(upper, r.primal)
     gap = (upper - lower) / max(1.0, abs(upper))
     res = MKLSolution(objective=upper, weights=theta_b, alpha=r.alpha, coef=r.coef, bias=r.bias, lower=lower,
-                      n_iter=it, n_solves=orc.n_solves, history=hist, solver=f"lp_mkl(p={p:g})",
+                      n_iter=it, n_solves=orc.n_solves, history=hist, solver=f"lp_mkl(q={q:g})",
                       machine_gap=r.gap)
     return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/14_classic_mkl.ipynb #4c07cbc6
 def _square_features_solver(G, h, yy, col, C):
-    r"""`solve(theta, gap)` for `_kloft_loop`: the square-loss machine at `theta` in the space of q centered features.
+    r"""`solve(theta, gap)` for `_kloft_loop`: the square-loss machine at `theta` in the space of the D centered feature columns.
 
     With $\mathbf D=\mathrm{diag}(\theta_{k(j)})$, $\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c$, $\mathbf h=\boldsymbol\Phi^{c\top}\mathbf y_c$:
     $\mathbf u=\mathbf D^{1/2}(\mathbf D^{1/2}\mathbf G\mathbf D^{1/2}+\mathbf I/C)^{-1}\mathbf D^{1/2}\mathbf h$, residual
     $\mathbf e=\mathbf y_c-\boldsymbol\Phi^c\mathbf u$, dual $\mathbf c=C\mathbf e$; $\boldsymbol\Phi^{c\top}\mathbf c=C(\mathbf h-\mathbf G\mathbf u)$ and
-    $\lVert\mathbf e\rVert^2=\lVert\mathbf y_c\rVert^2-2\mathbf h^\top\mathbf u+\mathbf u^\top\mathbf G\mathbf u$: O(q^3) per solve, nothing of size m."""
+    $\lVert\mathbf e\rVert^2=\lVert\mathbf y_c\rVert^2-2\mathbf h^\top\mathbf u+\mathbf u^\top\mathbf G\mathbf u$: O(D^3) per solve, nothing of size m."""
     q_dim = G.shape[0]
 
     def solve(theta, gap):
@@ -301,10 +301,10 @@ def _square_features_solver(G, h, yy, col, C):
         u = d * v                                          # weights of the centered features
         Gu = G @ u
         ee = max(yy - 2.0 * h @ u + u @ Gu, 0.0)           # ||e||^2
-        q = C * C * np.bincount(col, weights=(h - Gu) ** 2, minlength=len(theta))   # c' K_k c
+        s = C * C * np.bincount(col, weights=(h - Gu) ** 2, minlength=len(theta))   # c' K_k c
         primal = 0.5 * v @ v + 0.5 * C * ee
         lin = C * (yy - h @ u) - 0.5 * C * ee              # y'c - ||c||^2 / (2C)
-        return primal, lin - 0.5 * theta @ q, lin, q, u
+        return primal, lin - 0.5 * theta @ s, lin, s, u
     return solve
 
 
@@ -327,16 +327,16 @@ def _square_kernel_solver(Ks, y, C):
     return solve
 
 
-def _square_mkl(solve, P, p, tol, max_iter, accelerate=True):
-    """Square-loss Lp-MKL from its machine `solve`: p > 1 by `_kloft_loop`; p = 1 by the level method's cutting planes
-    on the simplex (each exact solve gives the cut J(mu') >= lin - q.mu'/2, tight at mu), where the alternation is
+def _square_mkl(solve, P, q, tol, max_iter, accelerate=True):
+    """Square-loss Lp-MKL from its machine `solve`: q > 1 by `_kloft_loop`; q = 1 by the level method's cutting planes
+    on the simplex (each exact solve gives the cut J(mu') >= lin - s.mu'/2, tight at mu), where the alternation is
     sublinear. Returns theta, the payload there, the upper and lower bounds, the history and the iterations."""
-    if p > 1 or not accelerate:
-        return _kloft_loop(solve, P, p, tol, max_iter, accelerate)
+    if q > 1 or not accelerate:
+        return _kloft_loop(solve, P, q, tol, max_iter, accelerate)
 
     def oracle(mu):
-        _, _, lin, q, payload = solve(mu, 0.0)
-        return lin, 0.5 * q, payload
+        _, _, lin, s, payload = solve(mu, 0.0)
+        return lin, 0.5 * s, payload
 
     cp_ = simplex_cutting_planes(oracle, np.full(P, 1.0 / P), tol=tol, max_iter=max_iter, gap_floor=1.0, warn=False,
                                  name="lp_mkl_square", level=0.3)
@@ -345,24 +345,24 @@ def _square_mkl(solve, P, p, tol, max_iter, accelerate=True):
 # %% ../nbs/14_classic_mkl.ipynb #177cf581
 def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels (PSD), or a FeatureStack
                   y,                      # (m,) real targets (+-1 for classification)
-                  p: float = 2.0,         # norm of the weights, p >= 1 (1: the L1 ball)
+                  q: float = 2.0,         # norm of the weights, q >= 1 (1: the L1 ball)
                   C: float = 1.0,         # weight of the squared residuals (the ridge is 1/C)
                   tol: float = 1e-6,      # relative duality gap at which to stop
                   max_iter: int = 2000,   # machine solves (one per iteration)
-                  accelerate: bool = True,  # over-relax the update (p = 1: the level method); False: Kloft's plain alternation
+                  accelerate: bool = True,  # over-relax the update (q = 1: the level method); False: Kloft's plain alternation
                   psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
                   warn: bool = True,      # ConvergenceWarning unless certified
                   ) -> MKLSolution:
     r"""Lp-norm MKL with the square loss: Kloft's alternation around a kernel ridge machine with an offset, certified by a duality gap.
 
-    $$\min_{\theta\ge0,\ \lVert\theta\rVert_p\le1}\ \min_{\mathbf w,b}\ \tfrac12\sum_k\frac{\lVert\mathbf w_k\rVert^2}{\theta_k}
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_q\le1}\ \min_{\mathbf w,b}\ \tfrac12\sum_k\frac{\lVert\mathbf w_k\rVert^2}{\mu_k}
     +\frac C2\sum_i\big(y_i-\textstyle\sum_k\mathbf w_k^\top\phi_k(x_i)-b\big)^2,$$
-    $$D(\mathbf c)=\mathbf y^\top\mathbf c-\frac{\lVert\mathbf c\rVert^2}{2C}-\tfrac12\big\lVert(\mathbf c^\top\mathbf K_k\mathbf c)_k\big\rVert_{p^*}
+    $$D(\mathbf c)=\mathbf y^\top\mathbf c-\frac{\lVert\mathbf c\rVert^2}{2C}-\tfrac12\big\lVert(\mathbf c^\top\mathbf K_k\mathbf c)_k\big\rVert_{q^*}
     \quad(\mathbf 1^\top\mathbf c=0)$$
-    is a lower bound at every machine seen; the upper bound is the machine's primal value at the best $\theta$. The update
-    of $\theta$ is `lp_mkl`'s ($\lVert\mathbf w_k\rVert=\theta_k\sqrt{\mathbf c^\top\mathbf K_k\mathbf c}$); at $p=1$, where that
+    is a lower bound at every machine seen; the upper bound is the machine's primal value at the best $\mu$. The update
+    of $\mu$ is `lp_mkl`'s ($\lVert\mathbf w_k\rVert=\mu_k\sqrt{\mathbf c^\top\mathbf K_k\mathbf c}$); at $q=1$, where that
     alternation converges sublinearly, the level method's cutting planes on the simplex (the cuts are the same bounds). On a `FeatureStack`
-    each solve is a $q\times q$ system in the $q$ feature columns (nothing of size $m$ after one pass over the features):
+    each solve is a $D\times D$ system in the $D$ feature columns (nothing of size $m$ after one pass over the features):
     the large-$m$ path of `LpMKL` and `L1MKL`. On an array stack, one $(m+1)$ linear system per solve (the reference).
 
     Reference: kloft2011lp, Sec. 4 (any convex loss; the analytic update)."""
@@ -371,7 +371,7 @@ def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels 
     Ks, _ = _check_mkl_stack(Ks, psd)
     P, m, _ = Ks.shape
     y = _check_targets(y, m)
-    p = _check_p(p)
+    q = _check_q(q)
     C, tol = check_positive(C, "C"), check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
     if isinstance(Ks, FeatureStack):
@@ -380,7 +380,7 @@ def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels 
         solve = _square_features_solver(Pc.T @ Pc, Pc.T @ yc, float(yc @ yc), Ks._col_kernel, C)
     else:
         solve = _square_kernel_solver(Ks, y, C)
-    theta, sol, upper, lower, hist, it = _square_mkl(solve, P, p, tol, max_iter, accelerate)
+    theta, sol, upper, lower, hist, it = _square_mkl(solve, P, q, tol, max_iter, accelerate)
     if isinstance(Ks, FeatureStack):                         # the kernel expansion of f = Phi^c u + mean(y)
         c = C * (yc - Pc @ sol)
         b = float(y.mean() - Ks.Phi.mean(axis=0) @ sol)
@@ -388,7 +388,7 @@ def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels 
         c, b = sol
     gap = (upper - lower) / max(1.0, abs(upper))
     res = MKLSolution(objective=upper, weights=theta, alpha=c, coef=c, bias=b, lower=lower, n_iter=it, n_solves=it,
-                      history=hist, solver=f"lp_mkl_square(p={p:g})", machine_gap=0.0)
+                      history=hist, solver=f"lp_mkl_square(q={q:g})", machine_gap=0.0)
     return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/14_classic_mkl.ipynb #efa135d3
@@ -636,34 +636,34 @@ def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
 def project_ball(v,                 # (p,) point to project
                  mu0,               # (p,) centre of the ball, >= 0
                  Lambda: float,     # radius, > 0
-                 p: int = 2,        # 1 or 2
+                 q: int = 2,        # 1 or 2
                  ) -> np.ndarray:   # (p,) the nearest point of {mu >= 0, ||mu - mu0||_p <= Lambda}
-    r"""Euclidean projection onto $\{\mu\ge0,\ \lVert\mu-\mu_0\rVert_p\le\Lambda\}$ ($\mu_0\ge0$, $p\in\{1,2\}$).
+    r"""Euclidean projection onto $\{\mu\ge0,\ \lVert\mu-\mu_0\rVert_q\le\Lambda\}$ ($\mu_0\ge0$, $q\in\{1,2\}$).
 
     For a multiplier $\nu\ge0$ of the ball the problem separates:
-    $\mu_i=\big(\tfrac{v_i+\nu\mu_{0,i}}{1+\nu}\big)_+$ ($p=2$) or the soft threshold of $v_i-\mu_{0,i}$ at $\nu$,
-    clipped at 0 ($p=1$); $\lVert\mu(\nu)-\mu_0\rVert_p$ falls with $\nu$, so bisection finds the $\nu$ on the sphere."""
+    $\mu_i=\big(\tfrac{v_i+\nu\mu_{0,i}}{1+\nu}\big)_+$ ($q=2$) or the soft threshold of $v_i-\mu_{0,i}$ at $\nu$,
+    clipped at 0 ($q=1$); $\lVert\mu(\nu)-\mu_0\rVert_q$ falls with $\nu$, so bisection finds the $\nu$ on the sphere."""
     v = np.asarray(v, dtype=np.float64)
     if v.ndim != 1 or v.size == 0:
         raise ValueError(f"v must be a non-empty 1-D vector; got shape {v.shape}.")
     v = check_array_2d(v[:, None], "v")[:, 0]                 # finite: a NaN has no nearest point
     mu0 = check_weights(mu0, v.size, "mu0")                   # finite, non-negative, of the same length
     Lambda = check_positive(Lambda, "Lambda")
-    p = int(_check_p(p, (1, 2)))
+    q = int(_check_q(q, (1, 2)))
 
     def at(nu):
-        if p == 2:
+        if q == 2:
             return np.maximum((v + nu * mu0) / (1 + nu), 0.0)
         u = v - mu0
         return np.maximum(mu0 + np.sign(u) * np.maximum(np.abs(u) - nu, 0.0), 0.0)
 
-    dist = (lambda x: np.linalg.norm(x - mu0)) if p == 2 else (lambda x: np.abs(x - mu0).sum())
+    dist = (lambda x: np.linalg.norm(x - mu0)) if q == 2 else (lambda x: np.abs(x - mu0).sum())
     x = at(0.0)
     with np.errstate(over="ignore"):              # an overflowing norm is reported below
         if dist(x) <= Lambda:
             return x
         u = v - mu0                   # a bracket: at nu = hi the point is in the ball (no open-ended search)
-        hi = float(np.abs(u).max()) if p == 1 else float(np.linalg.norm(u)) / Lambda
+        hi = float(np.abs(u).max()) if q == 1 else float(np.linalg.norm(u)) / Lambda
     if not np.isfinite(hi):
         raise ValueError(f"v is too large for the radius Lambda={Lambda:g} (the bracket of the multiplier overflows); "
                          "rescale v and Lambda together.")
@@ -774,7 +774,7 @@ def _stationary(res, gap, tol, t0, warn, what):
 def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
           y,                      # (m,) real targets (+-1 for classification)
           lam: float = 1.0,       # KRR ridge lambda
-          p: int = 2,             # the ball's norm: 1 or 2
+          q: int = 2,             # the ball's norm: 1 or 2
           Lambda: float = 1.0,    # radius of the ball around mu0
           mu0=None,               # (p,) centre, >= 0; None: 0
           tol: float = 1e-6,      # projected-gradient residual at which to stop
@@ -784,7 +784,7 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
           ) -> MKLSolution:
     r"""NLMKL (Cortes, Mohri & Rostamizadeh 2009): KRR on the Hadamard square of a combination, by projected gradient.
 
-    $$\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_p\le\Lambda}F(\mu)=\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y,
+    $$\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_q\le\Lambda}F(\mu)=\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y,
     \quad\mathbf K_\mu=\Big(\sum_k\mu_k\mathbf K_k\Big)^{\circ2},\quad
     \frac{\partial F}{\partial\mu_k}=-2\,\alpha^\top\Big(\mathbf K_k\circ\sum_l\mu_l\mathbf K_l\Big)\alpha$$
 
@@ -801,7 +801,7 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     P, m, _ = Ks.shape
     y = _check_targets(y, m)
     lam, Lambda, tol = check_positive(lam, "lam"), check_positive(Lambda, "Lambda"), check_positive(tol, "tol")
-    p = int(_check_p(p, (1, 2)))
+    q = int(_check_q(q, (1, 2)))
     max_iter = check_int(max_iter, "max_iter", low=0)
     mu0 = np.zeros(P) if mu0 is None else check_weights(mu0, P, "mu0")
     Ks = np.ascontiguousarray(Ks)
@@ -817,11 +817,11 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
         np.multiply(A, alpha[None, :], out=A)
         return float(y @ alpha), -2.0 * (Ks.reshape(P, -1) @ A.reshape(-1)), alpha
 
-    project = lambda v: project_ball(v, mu0, Lambda, p)
+    project = lambda v: project_ball(v, mu0, Lambda, q)
     mu, F, alpha, res_, it, hist, n_eval = _projected_gradient(
-        f_and_grad, project(mu0 + Lambda * P ** (-1.0 / p)), project, Lambda, tol, max_iter)
+        f_and_grad, project(mu0 + Lambda * P ** (-1.0 / q)), project, Lambda, tol, max_iter)
     res = MKLSolution(objective=F, weights=mu, alpha=alpha, coef=alpha, bias=0.0, combination="square", n_iter=it,
-                      n_solves=n_eval, history=hist, solver=f"nlmkl(p={p})", machine_gap=0.0)
+                      n_solves=n_eval, history=hist, solver=f"nlmkl(q={q})", machine_gap=0.0)
     return _stationary(res, res_, tol, t0, warn, "NLMKL's F(mu)")
 
 # %% ../nbs/14_classic_mkl.ipynb #1e9f4d15
@@ -829,7 +829,7 @@ def ikl(X,                          # (m, n_features) training inputs
         y,                          # (m,) binary labels
         C: float = 1.0,             # SVM box bound
         families=("gaussian", "polynomial"),  # kernel families searched
-        tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
+        gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2)
         degree_range=(1, 20),       # polynomial degrees (the integers, enumerated)
         tol: float = 1e-3,          # stop when the certified gap (largest violation found at alpha_bar) is <= tol
         max_outer: int = 30,        # column-generation iterations
@@ -848,11 +848,11 @@ def ikl(X,                          # (m, n_features) training inputs
 
     over Gaussian widths and polynomial degrees, each kernel at trace $m$. It is IFKL's column generation with the PEP
     weight $\lambda=0$: the master problem is L1-MKL (cutting planes) on the columns found so far, $\bar\alpha$ its dual
-    solution, the new column the most violated constraint found (all integer degrees; a half-octave $\log_2\tau$ grid
-    and a search from each of its local maxima: a certificate local in $\tau$).
+    solution, the new column the most violated constraint found (all integer degrees; a half-octave $\log_2\gamma$ grid
+    and a search from each of its local maxima: a certificate local in $\gamma$).
 
     Reference: gehler2008ikl; liu2017ifkl, Algorithms 2-3 (the shared column generation)."""
-    res = ifkl(X, y, lam=0.0, t=1, C=C, task="classification", families=families, tau_range=tau_range,
+    res = ifkl(X, y, lam=0.0, t=1, C=C, task="classification", families=families, gamma_range=gamma_range,
                degree_range=degree_range, tol=tol, max_outer=max_outer, fkl_tol=master_tol,
                random_state=random_state, warn=False, kernels=kernels, standardize=standardize)
     from mklbook.pep import IFKL_CONVERGED
@@ -864,36 +864,36 @@ def ikl(X,                          # (m, n_features) training inputs
     return res
 
 # %% ../nbs/14_classic_mkl.ipynb #9a2cfda6
-def _two_layer_setup(Ks, radius, p, method) -> str:
+def _two_layer_setup(Ks, radius, q, method) -> str:
     "The method `two_layer_mkl` runs, after refusing a radius that would exponentiate entries beyond the limit."
     if method not in ("auto", "quasi-newton", "projected-gradient"):
         raise ValueError(f"method must be 'auto', 'quasi-newton' or 'projected-gradient'; got {method!r}.")
-    if method == "quasi-newton" and p != 1:
-        raise ValueError("method='quasi-newton' needs the polyhedral ball p=1; use 'projected-gradient' for p=2.")
-    top = max(float(Ks.max()), -float(Ks.min())) * Ks.shape[0] ** (1 - 1 / p)  # largest |entry| per unit R
+    if method == "quasi-newton" and q != 1:
+        raise ValueError("method='quasi-newton' needs the polyhedral ball q=1; use 'projected-gradient' for q=2.")
+    top = max(float(Ks.max()), -float(Ks.min())) * Ks.shape[0] ** (1 - 1 / q)  # largest |entry| per unit R
     if radius * top > _EXP_LIMIT:                        # exp(40) ~ 2e17: beyond, the kernel is numerically degenerate
         raise ValueError(f"radius={radius:g} lets the combination's entries reach {radius * top:.3g}, and exp of that "
                          "leaves no usable precision in the kernel; use kernels at unit diagonal (entries in [-1, 1]) "
                          f"and a radius below {_EXP_LIMIT / top:.3g}.")
-    return ("quasi-newton" if p == 1 else "projected-gradient") if method == "auto" else method
+    return ("quasi-newton" if q == 1 else "projected-gradient") if method == "auto" else method
 
 # %% ../nbs/14_classic_mkl.ipynb #0d6574fa
 def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
                   y,                      # (m,) binary labels
                   C=1.0,                  # SVM box bound: a number, or (m,) per-sample bounds (class costs)
                   radius: float = 1.0,    # R, the radius of the ball of mu
-                  p: int = 1,             # the ball's norm: 1 or 2
+                  q: int = 1,             # the ball's norm: 1 or 2
                   tol: float = 1e-4,      # projected-gradient residual at which to stop
                   max_iter: int = 200,    # iterations
                   svm_tol: float = 1e-9,  # duality-gap tolerance of each SVM solve
-                  method: str = "auto",   # "quasi-newton" (p = 1), "projected-gradient"; "auto": the first for p = 1
+                  method: str = "auto",   # "quasi-newton" (q = 1), "projected-gradient"; "auto": the first for q = 1
                   psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
                   warn: bool = True,      # ConvergenceWarning unless the residual meets tol
                   ) -> MKLSolution:
     r"""Two-layer MKL (the book's reading of Zhuang, Tsang & Hoi 2011): an SVM on the entrywise exponential of a
     combination of the base kernels, the first-layer weights by projected (quasi-Newton) descent on the SVM dual value.
 
-    $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}J(\mu)=\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\alpha^\top
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_q\le R}J(\mu)=\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\alpha^\top
     \mathbf Y\exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha,\qquad
     \frac{\partial J}{\partial\mu_k}=-\tfrac12\,v^\top\big(\mathbf K(\mu)\circ\mathbf K_k\big)v,\quad v=\mathbf Y\alpha^\star$$
 
@@ -911,9 +911,9 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
     y, _ = check_binary_labels(y, m)
     C = _check_C(C, m)
     radius, tol = check_positive(radius, "radius"), check_positive(tol, "tol")
-    p = int(_check_p(p, (1, 2)))
+    q = int(_check_q(q, (1, 2)))
     max_iter = check_int(max_iter, "max_iter", low=0)
-    method = _two_layer_setup(Ks, radius, p, method)
+    method = _two_layer_setup(Ks, radius, q, method)
     orc = _SVMOracle(Ks, y, C, "exp")
 
     def f_and_grad(mu):
@@ -921,8 +921,8 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
         return r.objective, -0.5 * orc.hadamard_quad(r.coef), r
 
     zero = np.zeros(P)
-    project = lambda v: project_ball(v, zero, radius, p)
-    start = np.full(P, radius * P ** (-1.0 / p))
+    project = lambda v: project_ball(v, zero, radius, q)
+    start = np.full(P, radius * P ** (-1.0 / q))
     if method == "quasi-newton":
         G, h = np.vstack([-np.eye(P), np.ones((1, P))]), np.r_[np.zeros(P), radius]
         out = _projected_quasi_newton(f_and_grad, start, project, G, h, radius, tol, max_iter)
@@ -930,7 +930,7 @@ def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels 
         out = _projected_gradient(f_and_grad, start, project, radius, tol, max_iter)
     mu, J, r, res_, it, hist, n_eval = out
     res = MKLSolution(objective=J, weights=mu, alpha=r.alpha, coef=r.coef, bias=r.bias, combination="exp", n_iter=it,
-                      n_solves=n_eval, history=hist, solver=f"two_layer_mkl(p={p}, {method})", machine_gap=r.gap)
+                      n_solves=n_eval, history=hist, solver=f"two_layer_mkl(q={q}, {method})", machine_gap=r.gap)
     return _stationary(res, res_, tol, t0, warn, "Two-layer MKL's J(mu)")
 
 # %% ../nbs/14_classic_mkl.ipynb #1fb0c3bf
@@ -1075,23 +1075,23 @@ class LpMKL(_BinaryMKL):
     r"""Lp-norm MKL (Kloft et al. 2011) for binary classification: `lp_mkl` on the bank's kernels; its certified SVM is
     the model.
 
-    $$\min_{\theta\ge0,\ \lVert\theta\rVert_p\le1}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\sum_k\theta_k\,
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_q\le1}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\sum_k\mu_k\,
     \alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha$$
 
-    Defaults: `default_bank(X)`, each kernel centered and at trace m, p = 2, C = 1.
+    Defaults: `default_bank(X)`, each kernel centered and at trace m, q = 2, C = 1.
 
     **Memory budget.** The stack takes $8pm^2$ bytes. When it and the combined kernel would exceed `memory_budget`, the
     estimator switches to a low-rank bank (`LowRankBank`: Nyström features, 200 directions per kernel) and solves the same
-    $L_p$ problem with the square loss in feature space (`lp_mkl_square`, certified by its own gap); `low_rank_` holds that
+    Lp-MKL problem with the square loss in feature space (`lp_mkl_square`, certified by its own gap); `low_rank_` holds that
     model (None on the exact path). This chapter measures what the switch costs in accuracy
     ("Past the memory budget").
     Reference: kloft2011lp; xu2010glmkl."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
-                                    "p": [NumberInterval(Real, 1, np.inf, closed="left")],
+                                    "q": [NumberInterval(Real, 1, np.inf, closed="left")],
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
-                 p=2.0,               # norm of the weights, a real >= 1 (1: L1-MKL)
+                 q=2.0,               # norm of the weights, a real >= 1 (1: L1-MKL)
                  C=1.0,               # SVM box bound
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
@@ -1099,7 +1099,7 @@ class LpMKL(_BinaryMKL):
                  max_iter=2000,       # SVM solves
                  memory_budget=2**31): # bytes for the stack (and the combined kernel); above it, a low-rank bank; None: never
         self.kernels = kernels
-        self.p = p
+        self.q = q
         self.C = C
         self.normalize = normalize
         self.center = center
@@ -1109,10 +1109,10 @@ class LpMKL(_BinaryMKL):
 
     def _low_rank_fit(self, X, s):
         from mklbook.lowrank import _fit_low_rank_lp
-        return _fit_low_rank_lp(self, X, s, self.p)
+        return _fit_low_rank_lp(self, X, s, self.q)
 
     def _solve(self, Ks, y):
-        return lp_mkl(Ks, y, p=self.p, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")
+        return lp_mkl(Ks, y, q=self.q, C=self.C, tol=self.tol, max_iter=self.max_iter, psd="trusted")
 
 # %% ../nbs/14_classic_mkl.ipynb #85e7cc61
 class GMKL(_BinaryMKL):
@@ -1165,23 +1165,23 @@ class NLMKL(CombinedKernelModel):
     r"""NLMKL (Cortes et al. 2009) regression: `nlmkl` on the bank's kernels; its kernel ridge solution at the learned
     weights is the model.
 
-    $$\mathbf K=\Big(\sum_k\mu_k\mathbf K_k\Big)^{\circ2},\qquad\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_p\le\Lambda}
+    $$\mathbf K=\Big(\sum_k\mu_k\mathbf K_k\Big)^{\circ2},\qquad\min_{\mu\ge0,\ \lVert\mu-\mu_0\rVert_q\le\Lambda}
     \mathbf y^\top(\mathbf K+\lambda\mathbf I)^{-1}\mathbf y$$
 
-    Targets centered, kernels centered at trace m; defaults p = 2, lam = 1, Lambda = 1, mu0 = 0. For binary labels
+    Targets centered, kernels centered at trace m; defaults q = 2, lam = 1, Lambda = 1, mu0 = 0. For binary labels
     use `RegressionClassifier(NLMKL())` (least-squares classification, as the paper's experiments). On more rows than
     `weight_rows` (2000), or past `memory_budget` (the stack takes $8pm^2$ bytes), the weights are learned on a sample of
     rows and the ridge solved on every row (`weights_rows_`; chapter 04); `weight_rows=None` is the paper's algorithm.
     Reference: cortes2009nonlinear."""
     _rescale = False
     _parameter_constraints: dict = {**CombinedKernelModel._parameter_constraints,
-                                    "p": [Options(Real, {1, 2})],
+                                    "q": [Options(Real, {1, 2})],
                                     "lam": [NumberInterval(Real, 0, None, closed="neither")],
                                     "Lambda": [NumberInterval(Real, 0, None, closed="neither")],
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
-                 p=2,                 # the ball's norm, 1 or 2
+                 q=2,                 # the ball's norm, 1 or 2
                  lam=1.0,             # KRR ridge
                  Lambda=1.0,          # radius of the ball of mu
                  normalize="trace",   # the bank's normalisation
@@ -1191,7 +1191,7 @@ class NLMKL(CombinedKernelModel):
                  memory_budget=2**31,  # bytes for the stack; above it, the weights from a row sample; None: never
                  weight_rows=2000):    # rows the weights are learned on (a sample; the machine sees every row); None: all
         self.kernels = kernels
-        self.p = p
+        self.q = q
         self.lam = lam
         self.Lambda = Lambda
         self.normalize = normalize
@@ -1232,7 +1232,7 @@ def fit(self: NLMKL,
     Ks = self._fit_bank(X)
     scale = _to_trace_m(Ks)
     self.y_mean_ = float(y.mean())
-    self.result_ = nlmkl(Ks, y - self.y_mean_, lam=self.lam, p=self.p, Lambda=self.Lambda, tol=self.tol,
+    self.result_ = nlmkl(Ks, y - self.y_mean_, lam=self.lam, q=self.q, Lambda=self.Lambda, tol=self.tol,
                          max_iter=self.max_iter, psd="trusted")
     self.n_iter_ = self.result_.n_iter
     self._set_weights(self.result_.weights * scale)
@@ -1272,7 +1272,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
                  kernels=None,    # PSD mklbook kernels to start from; None: one random kernel of the families
                  C=1.0,           # SVM box bound
                  families=("gaussian", "polynomial"),  # kernel families searched
-                 tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
+                 gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2)
                  degree_range=(1, 20),  # polynomial degrees (the integers, enumerated)
                  standardize=True,  # search on standardised features; False: the raw features
                  tol=1e-3,        # largest relative violation at which to stop
@@ -1284,7 +1284,7 @@ class IKL(_Binary, ClassifierMixin, _IFKLBase):
         self.kernels = kernels
         self.C = C
         self.families = families
-        self.tau_range = tau_range
+        self.gamma_range = gamma_range
         self.degree_range = degree_range
         self.standardize = standardize
         self.tol = tol
@@ -1298,11 +1298,11 @@ class TwoLayerMKL(_BinaryMKL):
     r"""Two-layer MKL (the book's reading of Zhuang et al. 2011) for binary classification: `two_layer_mkl` on the
     bank's kernels; the certified SVM on the learned kernel $\exp^\circ(\sum_k\mu_k\mathbf K_k)$ is the model.
 
-    $$\min_{\mu\ge0,\ \lVert\mu\rVert_p\le R}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\alpha^\top\mathbf Y
+    $$\min_{\mu\ge0,\ \lVert\mu\rVert_q\le R}\max_{\alpha}\mathbf 1^\top\alpha-\tfrac12\alpha^\top\mathbf Y
     \exp^\circ\Big(\sum_k\mu_k\mathbf K_k\Big)\mathbf Y\alpha$$
 
     Defaults: `default_bank(X)`, kernels centered and normalised to unit diagonal ($K(x,x)=1$: trace m, and every entry
-    in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, p = 1, so the exponent stays within [-R, R] for p = 1. (At trace m a
+    in [-1, 1] by Cauchy-Schwarz), C = 1, R = 1, q = 1, so the exponent stays within [-R, R] for q = 1. (At trace m a
     kernel can have entries in the tens on raw data, whose exponential is useless; with another `normalize` each kernel
     is scaled to a largest training diagonal of 1.) `class_weight` multiplies C per class, as in `SVC`
     (cost-sensitive learning, Zhou et al. 2016's Table 2). On more rows than `weight_rows` (2000), or past
@@ -1311,14 +1311,14 @@ class TwoLayerMKL(_BinaryMKL):
     Reference: zhuang2011twolayer."""
     _parameter_constraints: dict = {**_BinaryMKL._parameter_constraints,
                                     "radius": [NumberInterval(Real, 0, None, closed="neither")],
-                                    "p": [Options(Real, {1, 2})],
+                                    "q": [Options(Real, {1, 2})],
                                     "class_weight": [dict, StrOptions({"balanced"}), None],
                                     "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None]}
 
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  C=1.0,               # SVM box bound
                  radius=1.0,          # R, the radius of the ball of the first-layer weights
-                 p=1,                 # the ball's norm, 1 or 2
+                 q=1,                 # the ball's norm, 1 or 2
                  class_weight=None,   # None, "balanced" or {label: weight}: C_i = C * weight of y_i
                  normalize="diagonal",  # the bank's normalisation (unit diagonal: entries in [-1, 1])
                  center=True,         # center each kernel with the training statistics
@@ -1329,7 +1329,7 @@ class TwoLayerMKL(_BinaryMKL):
         self.kernels = kernels
         self.C = C
         self.radius = radius
-        self.p = p
+        self.q = q
         self.class_weight = class_weight
         self.normalize = normalize
         self.center = center
@@ -1344,7 +1344,7 @@ class TwoLayerMKL(_BinaryMKL):
         Ks *= scale[:, None, None]                                # the estimator's own stack: scaled in place
         Cs = self.C * compute_sample_weight(self.class_weight, y)
         self.result_ = two_layer_mkl(Ks, np.where(y == self.classes_[1], 1.0, -1.0), C=Cs, radius=self.radius,
-                                     p=self.p, tol=self.tol, max_iter=self.max_iter, psd="trusted")
+                                     q=self.q, tol=self.tol, max_iter=self.max_iter, psd="trusted")
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 

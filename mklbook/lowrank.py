@@ -900,15 +900,15 @@ def _certify_low_rank(est, solver: str, weights, upper, lower, hist, it, t0):
     est.n_iter_ = it
 
 # %% ../nbs/61_lowrank.ipynb #df9fd852
-def _fit_low_rank_lp(est, X, s, p: float):
+def _fit_low_rank_lp(est, X, s, q: float):
     r"""`LpMKL` / `L1MKL` past the memory budget: `lp_mkl_square` in the space of the low-rank features (one pass over
-    the rows for the moments, then $q\times q$ solves). `X` validated, `s` the labels as $\pm1$, `p` the norm."""
+    the rows for the moments, then $D\times D$ solves in the $D$ feature columns). `X` validated, `s` the labels as $\pm1$, `q` the norm."""
     from mklbook.classic_mkl import _square_features_solver, _square_mkl
     t0 = time.perf_counter()
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, s)
     solve = _square_features_solver(G, h, yy, col, est.C)
-    theta, u, upper, lower, hist, it = _square_mkl(solve, len(scale), p, est.tol, est.max_iter)
-    _certify_low_rank(est, f"lp_mkl_square(p={p:g})", theta, upper, lower, hist, it, t0)
+    theta, u, upper, lower, hist, it = _square_mkl(solve, len(scale), q, est.tol, est.max_iter)
+    _certify_low_rank(est, f"lp_mkl_square(q={q:g})", theta, upper, lower, hist, it, t0)
     return _finish_low_rank(est, bank, mom, scale, col, theta, u, mom.target_mean[0])
 
 
@@ -977,16 +977,16 @@ def _fit_low_rank_alignment_krr(est, X, y):
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, t)
     a, M = mom.alignment_stats()
     a, M = a * scale, M * np.outer(scale, scale)             # the statistics of the centered kernels at trace m
-    Q = est.gamma2 * M + est.gamma1 * np.eye(len(a))
+    Q = est.eta2 * M + est.eta1 * np.eye(len(a))
     if np.linalg.eigvalsh(Q).max() <= 0:
-        raise ValueError("gamma1 = gamma2 = 0 leaves problem (9) unbounded below when gamma > 0: set gamma1 > 0 or gamma2 > 0.")
+        raise ValueError("eta1 = eta2 = 0 leaves problem (9) unbounded below when eta > 0: set eta1 > 0 or eta2 > 0.")
     solve = _square_features_solver(G, h, yy, col, 1.0)
 
     def krr(mu):                                              # (y'alpha, alpha' K_k alpha, u) in feature space
         _, _, _, q, u = solve(mu, 0.0)
         return float(yy - h @ u), q, u
 
-    mu, F, u, res, it = _alignment_krr_loop(krr, a, Q, est.gamma, np.full(len(a), 1.0 / len(a)), est.tol, 500)
+    mu, F, u, res, it = _alignment_krr_loop(krr, a, Q, est.eta, np.full(len(a), 1.0 / len(a)), est.tol, 500)
     status = "optimal" if res <= est.tol else "max_iter"
     if status != "optimal":
         warnings.warn(f"{type(est).__name__}: the low-rank problem (9) stopped after {it} iterations with KKT residual "

@@ -29,7 +29,7 @@ from .solvers import (SolverError, SolverResult, label_assumed, crammer_singer_p
 
 # %% auto #0
 __all__ = ['PAPER_SETTINGS', 'eta_coefficients', 'empirical_margin', 'kernel_margins', 'MarginResult', 'max_kernel_margin',
-           'M3KResult', 'qclp_problem', 'solve_m3k', 'rademacher_exact', 'gamma_tilde', 'max_over_margin_set',
+           'M3KResult', 'qclp_problem', 'solve_m3k', 'rademacher_exact', 'zeta_tilde', 'max_over_margin_set',
            'lemma2_dual', 'lemma3_value', 'ComplexityTerms', 'complexity_terms', 'theorem1_bound', 'theorem2_bound',
            'theorem3_bound', 'm3k_default_bank', 'CrammerSingerScores', 'M3KClassifier']
 
@@ -89,7 +89,7 @@ def empirical_margin(Ks,       # (p, m, m) training stack (or one (m, m) matrix)
                     ) -> float:
     r"""The empirical multi-class kernel margin (6) of the combination $\mathbf K_{\boldsymbol\mu}=\sum_k\mu_k\mathbf K_k$.
 
-    $$\hat\gamma_{K_{\boldsymbol\mu}}=\frac1m\sum_{i=1}^m\min_{y\ne y_i}\boldsymbol\mu\cdot\boldsymbol\eta(x_i,y_i,y)$$
+    $$\hat\zeta_{K_{\boldsymbol\mu}}=\frac1m\sum_{i=1}^m\min_{y\ne y_i}\boldsymbol\mu\cdot\boldsymbol\eta(x_i,y_i,y)$$
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (6)."""
     Ks, codes, classes = _check_problem(Ks, y)
@@ -100,9 +100,9 @@ def empirical_margin(Ks,       # (p, m, m) training stack (or one (m, m) matrix)
 def kernel_margins(K,  # (m, m) kernel matrix on a sample
                    y,  # (m,) labels
                   ) -> np.ndarray:  # (m,) the margin of every point
-    r"""The multi-class kernel margin $\gamma_K(x_i,y_i)$ of Definition 1 at every point, under the sample's distribution.
+    r"""The multi-class kernel margin $\zeta_K(x_i,y_i)$ of Definition 1 at every point, under the sample's distribution.
 
-    $$\gamma_K(x_i,y_i)=\frac1{|C(y_i)|}\sum_{x'\in C(y_i)}K(x_i,x')-\max_{y\ne y_i}\frac1{|C(y)|}\sum_{x'\in C(y)}K(x_i,x')$$
+    $$\zeta_K(x_i,y_i)=\frac1{|C(y_i)|}\sum_{x'\in C(y_i)}K(x_i,x')-\max_{y\ne y_i}\frac1{|C(y)|}\sum_{x'\in C(y)}K(x_i,x')$$
 
     Reference: cortes2013m3k, Sec. 3, Definition 1, Eq. (2)."""
     Ks, codes, classes = _check_problem(K, y)
@@ -116,14 +116,14 @@ class MarginResult(SolverResult):
     r"""The answer of LP (5): the weights, the margin (6) at them (`objective`), per-point margins and the certifying $\mathbf g$.
 
     $$\mathbf g=\sum_{i,\,y\ne y_i}\beta_{iy}\,\boldsymbol\eta(x_i,y_i,y),\qquad
-    \hat\gamma_{K_{\boldsymbol\mu}}\le\boldsymbol\mu\cdot\mathbf g\le\max_{\boldsymbol\mu\in\Delta_q}\boldsymbol\mu\cdot\mathbf g\ \ \text{for every }\boldsymbol\mu\in\Delta_q$$
+    \hat\zeta_{K_{\boldsymbol\mu}}\le\boldsymbol\mu\cdot\mathbf g\le\max_{\boldsymbol\mu\in\Delta_q}\boldsymbol\mu\cdot\mathbf g\ \ \text{for every }\boldsymbol\mu\in\Delta_q$$
 
     with $\beta_{iy}\ge0$, $\sum_{y\ne y_i}\beta_{iy}=1/m$ from the LP's duals.
 
     Reference: cortes2013m3k, Sec. 4.1, Eq. (5) (the certificate is the book's)."""
     weights: np.ndarray | None = None        # (p,) mu in Delta_q
     margins: np.ndarray | None = None        # (m,) min_{y != y_i} mu . eta(x_i, y_i, y)
-    supergradient: np.ndarray | None = None  # (p,) g = sum_{i,y} beta_iy eta(x_i, y_i, y) from the dual: gamma_hat(mu) <= mu . g
+    supergradient: np.ndarray | None = None  # (p,) g = sum_{i,y} beta_iy eta(x_i, y_i, y) from the dual: zeta_hat(mu) <= mu . g
     dual_objective: float = np.nan           # the dual bound max_{mu in Delta_q} mu . g >= objective
     q: int = 1                               # the ball of the weights: 1 (simplex) or 2 (unit L2 sphere, mu >= 0)
 
@@ -157,8 +157,8 @@ def max_kernel_margin(Ks,               # (p, m, m) training kernel stack
                      ) -> MarginResult:
     r"""The kernel combination of largest empirical multi-class margin: LP (5) over $\Delta_q$, certified by a dual bound.
 
-    $$\max_{\boldsymbol\mu\in\Delta_q,\,\boldsymbol\gamma}\ \frac1m\sum_{i=1}^m\gamma_i\quad\text{s.t.}\quad
-    \boldsymbol\mu\cdot\boldsymbol\eta(x_i,y_i,y)\ge\gamma_i\ \ \forall i,\ y\ne y_i$$
+    $$\max_{\boldsymbol\mu\in\Delta_q,\,\boldsymbol\zeta}\ \frac1m\sum_{i=1}^m\zeta_i\quad\text{s.t.}\quad
+    \boldsymbol\mu\cdot\boldsymbol\eta(x_i,y_i,y)\ge\zeta_i\ \ \forall i,\ y\ne y_i$$
 
     `.gap` compares the margin at the returned weights with the dual bound $\max_{\boldsymbol\mu\in\Delta_q}\boldsymbol\mu\cdot\mathbf g$
     (see `MarginResult`); for $q=2$ the convex relaxation $\lVert\boldsymbol\mu\rVert_2\le1$ is solved, exact only for a
@@ -218,11 +218,11 @@ class M3KResult(SolverResult):
     (`upper` − `lower`) / |`upper`| from the SILP's bounds (or the QCLP's duality gap).
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (7)."""
-    weights: np.ndarray | None = None   # (p,) mu on the simplex with empirical margin >= gamma0
+    weights: np.ndarray | None = None   # (p,) mu on the simplex with empirical margin >= zeta0
     tau: np.ndarray | None = None       # (m, c) Crammer-Singer dual at the weights: f_r = K_mu tau[:, r]
     classes: np.ndarray | None = None   # (c,) class labels, in the order of tau's columns
-    gamma0: float = -np.inf             # the margin constraint used
-    gamma_max: float = np.nan           # the largest feasible gamma0 (LP (5)); nan when not computed (gamma0 = -inf)
+    zeta0: float = -np.inf             # the margin constraint used
+    zeta_max: float = np.nan           # the largest feasible zeta0 (LP (5)); nan when not computed (zeta0 = -inf)
     margin: float = np.nan              # empirical margin (6) at the weights
     lower: float = np.nan               # certified lower bound on the optimum
     upper: float = np.nan               # certified upper bound (a Crammer-Singer primal value at the weights)
@@ -254,34 +254,34 @@ class M3KResult(SolverResult):
         return self.classes[np.argmax(self.decision_function(Ks_test), axis=1)]
 
 # %% ../nbs/40_m3k.ipynb #49849535
-def _resolve_gamma0(gamma0, eta, codes, warn, relative=False):
-    """`(gamma0, gamma_max, LP (5) result or None)`; with `relative`, a number f <= 1 means `f * gamma_max` (one LP (5)
-    solve serves both the scaling and the feasibility check); an infeasible gamma0 raises, naming the largest value."""
-    if isinstance(gamma0, bool):
-        raise ValueError(f"gamma0 must be a number, 'max' or None; got the boolean {gamma0!r}.")
-    if gamma0 is None or (isinstance(gamma0, numbers.Real) and gamma0 == -np.inf):
+def _resolve_zeta0(zeta0, eta, codes, warn, relative=False):
+    """`(zeta0, zeta_max, LP (5) result or None)`; with `relative`, a number f <= 1 means `f * zeta_max` (one LP (5)
+    solve serves both the scaling and the feasibility check); an infeasible zeta0 raises, naming the largest value."""
+    if isinstance(zeta0, bool):
+        raise ValueError(f"zeta0 must be a number, 'max' or None; got the boolean {zeta0!r}.")
+    if zeta0 is None or (isinstance(zeta0, numbers.Real) and zeta0 == -np.inf):
         return -np.inf, np.nan, None
-    if not (isinstance(gamma0, str) and gamma0 == "max") and not (
-            isinstance(gamma0, numbers.Real) and not isinstance(gamma0, bool) and np.isfinite(gamma0)):
-        raise ValueError(f"gamma0 must be a finite number, 'max' (the largest feasible margin) or None / -inf "
-                         f"(no margin constraint: MCMKL); got {gamma0!r}.")
-    if relative and not isinstance(gamma0, str) and gamma0 > 1:
-        raise ValueError(f"with relative=True, gamma0 is a fraction f <= 1 of gamma_max; got {gamma0!r}.")
+    if not (isinstance(zeta0, str) and zeta0 == "max") and not (
+            isinstance(zeta0, numbers.Real) and not isinstance(zeta0, bool) and np.isfinite(zeta0)):
+        raise ValueError(f"zeta0 must be a finite number, 'max' (the largest feasible margin) or None / -inf "
+                         f"(no margin constraint: MCMKL); got {zeta0!r}.")
+    if relative and not isinstance(zeta0, str) and zeta0 > 1:
+        raise ValueError(f"with relative=True, zeta0 is a fraction f <= 1 of zeta_max; got {zeta0!r}.")
     lp = _max_margin(eta, codes, 1, 1e-7, warn, time.perf_counter())   # the data were validated by the caller
     gmax = lp.objective
-    if gamma0 == "max":
+    if zeta0 == "max":
         return gmax, gmax, lp
     if relative:
         if gmax <= 0:
-            raise ValueError(f"the largest margin is gamma_max = {gmax:.3g} <= 0: a relative gamma0 is meaningless; "
+            raise ValueError(f"the largest margin is zeta_max = {gmax:.3g} <= 0: a relative zeta0 is meaningless; "
                              "give an absolute one (relative=False).")
-        gamma0 = gamma0 * gmax
+        zeta0 = zeta0 * gmax
     slack = 1e-9 * max(1.0, abs(gmax))
-    if gamma0 > gmax + slack:
-        raise ValueError(f"gamma0 = {gamma0:.6g} is infeasible: the largest empirical multi-class kernel margin (6) "
-                         f"over the simplex is gamma_max = {gmax:.6g} (LP (5)). Choose gamma0 <= {gmax:.6g}, "
-                         "gamma0='max', or gamma0=None for MCMKL.")
-    return min(float(gamma0), gmax), gmax, lp
+    if zeta0 > gmax + slack:
+        raise ValueError(f"zeta0 = {zeta0:.6g} is infeasible: the largest empirical multi-class kernel margin (6) "
+                         f"over the simplex is zeta_max = {gmax:.6g} (LP (5)). Choose zeta0 <= {gmax:.6g}, "
+                         "zeta0='max', or zeta0=None for MCMKL.")
+    return min(float(zeta0), gmax), gmax, lp
 
 
 def _cs_cut(Ks, tau, Y, offset=0.0):
@@ -308,9 +308,9 @@ def _combine_sparse(Ks, mu, offset=0.0):
 _MAX_MARGIN_CUTS = 1000   # margin cuts per SILP iteration before giving up (never reached in the book's runs)
 
 # %% ../nbs/40_m3k.ipynb #c7624f1a
-def _silp_master(cuts_b, cuts_u, gcuts, gamma0, feas, eta, codes, constrained):
-    """The master LP `min theta s.t. theta >= b_s - mu . u_s / 2, mu . g_j >= gamma0, mu in the simplex`, with margin cuts
-    added until the weights meet gamma0 (the cut list `gcuts` grows in place). Returns `(mu, lp, sig, G, gs)`."""
+def _silp_master(cuts_b, cuts_u, gcuts, zeta0, feas, eta, codes, constrained):
+    """The master LP `min z s.t. z >= b_s - mu . u_s / 2, mu . g_j >= zeta0, mu in the simplex`, with margin cuts
+    added until the weights meet zeta0 (the cut list `gcuts` grows in place). Returns `(mu, lp, sig, G, gs)`."""
     p, m = len(cuts_u[0]), codes.size
     A_eq, b_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [1.0], [(0, None)] * p + [(None, None)]
     G = gs = None
@@ -321,7 +321,7 @@ def _silp_master(cuts_b, cuts_u, gcuts, gamma0, feas, eta, codes, constrained):
             G = np.array(gcuts)
             gs = np.maximum(np.abs(G).max(axis=1), 1e-300)
             rows.append(np.c_[-G / gs[:, None], np.zeros(len(G))])
-            rhs.append(-(gamma0 - feas / 2) / gs)
+            rhs.append(-(zeta0 - feas / 2) / gs)
         lp = solve_lp(np.r_[np.zeros(p), 1.0], np.vstack(rows), np.concatenate(rhs), A_eq, b_eq, bounds,
                       tol=1e-8, warn=False)
         if lp.x is None or lp.gap > 1e-6:
@@ -331,37 +331,37 @@ def _silp_master(cuts_b, cuts_u, gcuts, gamma0, feas, eta, codes, constrained):
         if not constrained:
             return mu, lp, sig, G, gs
         marg, sel = _point_margins(eta, mu, codes)
-        if marg.mean() >= gamma0 - feas:
+        if marg.mean() >= zeta0 - feas:
             return mu, lp, sig, G, gs
         gcuts.append(eta[:, np.arange(m), sel].mean(axis=1))   # the supergradient of (6) at mu
-    raise SolverError(f"the SILP's margin cuts did not reach gamma0 = {gamma0:.6g} within {_MAX_MARGIN_CUTS} "
-                      "cuts in one iteration; lower gamma0 slightly or use solver='qclp'.")
+    raise SolverError(f"the SILP's margin cuts did not reach zeta0 = {zeta0:.6g} within {_MAX_MARGIN_CUTS} "
+                      "cuts in one iteration; lower zeta0 slightly or use solver='qclp'.")
 
 
-def _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, gamma0, feas) -> float:
+def _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, zeta0, feas) -> float:
     "The Lagrangian lower bound from the master LP's multipliers, valid for any pi in the simplex and nu >= 0."
     lam = np.maximum(-np.asarray(lp.ineqlin, dtype=np.float64), 0.0)
     ns = len(cuts_b)
     pi = lam[:ns] / lam[:ns].sum() if lam[:ns].sum() > 0 else np.full(ns, 1.0 / ns)
     vert = pi @ np.asarray(cuts_b) - 0.5 * (pi @ np.asarray(cuts_u))          # (p,): the bound at each vertex
     if G is not None:
-        vert = vert - (sig * lam[ns:] / gs) @ (G - (gamma0 - feas))           # the level the weights are accepted at
+        vert = vert - (sig * lam[ns:] / gs) @ (G - (zeta0 - feas))           # the level the weights are accepted at
     return float(vert.min())
 
 
 # %% ../nbs/40_m3k.ipynb #8d12b292
-def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0, eta=None):
+def _silp(Ks, codes, classes, C, zeta0, gmax, lp5, tol, max_iter, warn, cs_max_iter, offset=0.0, eta=None):
     "The cutting-plane SILP of Sec. 4.2 with margin cuts (see the text); `eta` is `_eta(Ks, ...)` if known; returns an M3KResult."
     t0 = time.perf_counter()
     p, m, _ = Ks.shape
     c = classes.size
     Y = np.eye(c)[codes]
-    constrained = np.isfinite(gamma0)
+    constrained = np.isfinite(zeta0)
     if eta is None and constrained:
         eta = _eta(Ks, codes, c)
     feas = 1e-9 * max(1.0, abs(gmax)) if constrained else 0.0
     mu = lp5.weights.copy() if constrained else np.full(p, 1.0 / p)
-    gcuts = [lp5.supergradient] if constrained else []       # mu . g >= gamma0 for every feasible mu
+    gcuts = [lp5.supergradient] if constrained else []       # mu . g >= zeta0 for every feasible mu
     cuts_b, cuts_u = [], []
     upper, lower, best, tau, hist = np.inf, -np.inf, None, None, []
     cs_tol, gap, it, n_cs, status = 1e-3, np.inf, 0, 0, "max_iter"
@@ -375,8 +375,8 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
             upper, best = r.primal, (mu.copy(), r)
         cuts_b.append(b)
         cuts_u.append(u)
-        mu_new, lp, sig, G, gs = _silp_master(cuts_b, cuts_u, gcuts, gamma0, feas, eta, codes, constrained)
-        lower = max(lower, _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, gamma0, feas))
+        mu_new, lp, sig, G, gs = _silp_master(cuts_b, cuts_u, gcuts, zeta0, feas, eta, codes, constrained)
+        lower = max(lower, _silp_lower(lp, cuts_b, cuts_u, G, gs, sig, zeta0, feas))
         gap = (upper - lower) / max(abs(upper), 1e-300)
         hist.append((float(lower), float(upper)))
         if gap <= tol:
@@ -385,7 +385,7 @@ def _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, max_iter, warn, cs_max_
         cs_tol = float(np.clip(gap / 20, tol / 20, 1e-3))   # inexact cuts early, exact ones near the optimum
         mu = mu_new
     mu_b, r = best
-    res = M3KResult(objective=r.objective, weights=mu_b, tau=r.tau, classes=classes, gamma0=gamma0, gamma_max=gmax,
+    res = M3KResult(objective=r.objective, weights=mu_b, tau=r.tau, classes=classes, zeta0=zeta0, zeta_max=gmax,
                     lower=lower, upper=upper, n_iter=it, n_cs=n_cs, n_margin_cuts=len(gcuts), history=hist,
                     solver="silp (HiGHS master LP + Crammer-Singer)", offset=offset)
     res.margin = float(_point_margins(eta if eta is not None else _eta(Ks, codes, c), mu_b, codes)[0].mean())
@@ -399,11 +399,11 @@ def qclp_problem(Ks,      # (p, m, m) training kernel stack (PSD: each K_k is fa
                  codes,   # (m,) integer class codes in 0..c-1
                  c,       # number of classes
                  C,       # the SVM regularisation parameter: tau_i <= C e_{y_i}
-                 gamma0,  # margin level (a finite number); -inf drops the margin terms (MCMKL)
+                 zeta0,  # margin level (a finite number); -inf drops the margin terms (MCMKL)
                 ):
     r"""The quadratically constrained program of Appendix F in constraint form, as a cvxpy problem.
 
-    $$\max_{\boldsymbol\tau\in\mathcal T,\,\boldsymbol\beta\ge0,\,\lambda\ge0,\,t}\ \sum_i\tau_{i,y_i}+t+m\gamma_0\lambda
+    $$\max_{\boldsymbol\tau\in\mathcal T,\,\boldsymbol\beta\ge0,\,\lambda\ge0,\,t}\ \sum_i\tau_{i,y_i}+t+m\zeta_0\lambda
     \quad\text{s.t.}\quad t\le-\tfrac12\langle\mathbf K_k,\boldsymbol\tau\boldsymbol\tau^\top\rangle_F-\sum_{i,\,y\ne y_i}\beta_{iy}\eta_k(x_i,y_i,y)
     \ \ (\forall k),\qquad\sum_{y\ne y_i}\beta_{iy}=\lambda\ \ (\forall i)$$
 
@@ -420,21 +420,21 @@ def qclp_problem(Ks,      # (p, m, m) training kernel stack (PSD: each K_k is fa
     obj = cp.sum(cp.multiply(Y, T)) + t
     lin = [0.0] * p
     parts = {"T": T, "t": t}
-    if np.isfinite(gamma0):
+    if np.isfinite(zeta0):
         eta = _eta(Ks, codes, c)
         R, ii, yy = _margin_rows(eta, codes)
         n = R.shape[0]
         bv, lam = cp.Variable(n, nonneg=True), cp.Variable(nonneg=True)
         S = sp.csr_array((np.ones(n), (ii, np.arange(n))), shape=(m, n))
         cons.append(S @ bv == lam)
-        obj = obj + m * gamma0 * lam
+        obj = obj + m * zeta0 * lam
         lin = [R[:, k] @ bv for k in range(p)]
         parts.update(beta=bv, lam=lam, R=R, ii=ii, yy=yy, eta=eta)
     kcons = [t <= -0.5 * cp.sum_squares(psd_factor(K)[0].T @ T) - lin[k] for k, K in enumerate(Ks)]
     return cp.Problem(cp.Maximize(obj), cons + kcons), kcons, parts
 
 # %% ../nbs/40_m3k.ipynb #46596e29
-def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL", time_limit=None, offset=0.0):
+def _qclp(Ks, codes, classes, C, zeta0, gmax, tol, warn, solver_name="CLARABEL", time_limit=None, offset=0.0):
     "Solve the QCLP with a generic conic solver; certify by a feasible dual point and a Crammer-Singer primal at mu."
     import cvxpy as cp
     t0 = time.perf_counter()
@@ -442,11 +442,11 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
         Ks = Ks + offset                                 # the reference path forms the shifted stack (a copy)
     p, m, _ = Ks.shape
     c = classes.size
-    prob, kcons, parts = qclp_problem(Ks, codes, c, C, gamma0)
+    prob, kcons, parts = qclp_problem(Ks, codes, c, C, zeta0)
     opts = {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9} if solver_name == "CLARABEL" else {}
     if time_limit is not None and solver_name == "CLARABEL":
         opts["time_limit"] = float(time_limit)
-    res = M3KResult(classes=classes, gamma0=gamma0, gamma_max=gmax, solver=f"qclp (cvxpy/{solver_name})", offset=offset)
+    res = M3KResult(classes=classes, zeta0=zeta0, zeta_max=gmax, solver=f"qclp (cvxpy/{solver_name})", offset=offset)
     try:
         with warnings.catch_warnings():                  # cvxpy's "inaccurate" warning: our certificate decides
             warnings.simplefilter("ignore", UserWarning)
@@ -464,7 +464,7 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
     b, u = _cs_cut(Ks, T, Y)
     lower_t = -0.5 * u
     extra = 0.0
-    if np.isfinite(gamma0):                              # a feasible (beta, lam): rows rescaled to sum to lam
+    if np.isfinite(zeta0):                              # a feasible (beta, lam): rows rescaled to sum to lam
         lam = max(float(parts["lam"].value), 0.0)
         ii = parts["ii"]
         w = np.maximum(np.asarray(parts["beta"].value), 0.0)
@@ -472,24 +472,24 @@ def _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, solver_name="CLARABEL"
         cnt = np.bincount(ii, minlength=m)
         beta = lam * np.where(tot[ii] > 0, w / np.where(tot[ii] > 0, tot[ii], 1.0), 1.0 / cnt[ii])
         lower_t = lower_t - parts["R"].T @ beta
-        extra = m * gamma0 * lam
+        extra = m * zeta0 * lam
     lower = b + float(lower_t.min()) + extra
     r = crammer_singer_dual(np.tensordot(mu, Ks, axes=1), codes, C=C, tol=max(tol / 10, 1e-12), tau0=T, warn=False,
                             psd="trusted")
     res.weights, res.tau, res.objective, res.lower, res.upper = mu, r.tau, r.objective, lower, r.primal
-    res.margin = float(_point_margins(parts["eta"] if np.isfinite(gamma0) else _eta(Ks, codes, c), mu, codes)[0].mean())
+    res.margin = float(_point_margins(parts["eta"] if np.isfinite(zeta0) else _eta(Ks, codes, c), mu, codes)[0].mean())
     res.n_cs, res.n_iter = 1, int(getattr(prob.solver_stats, "num_iters", 0) or 0)
     gap = (r.primal - lower) / max(abs(r.primal), 1e-300)
-    if np.isfinite(gamma0) and res.margin < gamma0 - 1e-7 * max(1.0, abs(gmax)):
-        res.message = f"the weights' margin {res.margin:.6g} is below gamma0 = {gamma0:.6g} (solver inaccuracy)."
-        gap = max(gap, (gamma0 - res.margin) / max(1.0, abs(gmax)))
+    if np.isfinite(zeta0) and res.margin < zeta0 - 1e-7 * max(1.0, abs(gmax)):
+        res.message = f"the weights' margin {res.margin:.6g} is below zeta0 = {zeta0:.6g} (solver inaccuracy)."
+        gap = max(gap, (zeta0 - res.margin) / max(1.0, abs(gmax)))
     return apply_certificate(res, gap, tol, t0, warn)
 
 # %% ../nbs/40_m3k.ipynb #9f7ecf68
 def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               y,                  # (m,) class labels, c >= 2
               C:float=1.0,        # the SVM regularisation parameter of (7)
-              gamma0="max",       # margin constraint: a number, 'max' (LP (5)'s optimum) or None / -inf (MCMKL)
+              zeta0="max",       # margin constraint: a number, 'max' (LP (5)'s optimum) or None / -inf (MCMKL)
               solver:str="silp",  # 'silp' (cutting planes: HiGHS LP + Crammer-Singer QP) or 'qclp' (Appendix F, cvxpy)
               tol:float=1e-5,     # required relative gap (upper - lower) / |upper|
               max_iter:int=500,   # cutting-plane iterations (silp)
@@ -498,17 +498,17 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               cs_max_iter:int|None=None, # example updates per Crammer-Singer solve (default: its own)
               time_limit:float|None=None, # seconds for the generic solver (qclp)
               blas_threads:int|None=1, # BLAS threads during the solve (None: leave as is); see the text
-              relative:bool=False, # a number gamma0 = f means f * gamma_max (f <= 1), gamma_max from LP (5)
+              relative:bool=False, # a number zeta0 = f means f * zeta_max (f <= 1), zeta_max from LP (5)
               offset:float=0.0,   # s >= 0: class offsets from the constant kernel s 11' added to every K_k (see the text)
              ) -> M3KResult:
-    r"""M3K (7): the Crammer–Singer machine with its kernel learned under the margin constraint $\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0$.
+    r"""M3K (7): the Crammer–Singer machine with its kernel learned under the margin constraint $\hat\zeta_{K_{\boldsymbol\mu}}\ge\zeta_0$.
 
-    $$\min_{\boldsymbol\mu\in\Delta_1,\ \hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0}\ \max_{\boldsymbol\tau\in\mathcal T}\
+    $$\min_{\boldsymbol\mu\in\Delta_1,\ \hat\zeta_{K_{\boldsymbol\mu}}\ge\zeta_0}\ \max_{\boldsymbol\tau\in\mathcal T}\
     \sum_i\tau_{i,y_i}-\frac12\sum_k\mu_k\langle\mathbf K_k+s\mathbf 1\mathbf 1^\top,\boldsymbol\tau\boldsymbol\tau^\top\rangle_F,
     \qquad\mathcal T=\{\boldsymbol\tau_i\le C\mathbf e_{y_i},\ \mathbf 1^\top\boldsymbol\tau_i=0\}$$
 
-    Solved by the SILP or the QCLP and certified by bounds. $\gamma_0=-\infty$ is MCMKL. The constant kernel leaves the
-    margin (6), hence $\gamma_0$ and $\gamma_{\max}$, unchanged, and adds offsets $s\boldsymbol\tau^\top\mathbf 1$ to the
+    Solved by the SILP or the QCLP and certified by bounds. $\zeta_0=-\infty$ is MCMKL. The constant kernel leaves the
+    margin (6), hence $\zeta_0$ and $\zeta_{\max}$, unchanged, and adds offsets $s\boldsymbol\tau^\top\mathbf 1$ to the
     class scores.
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (7) and App. F; zien2007 (MCMKL)."""
@@ -522,15 +522,15 @@ def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
     if solver not in ("silp", "qclp"):
         raise ValueError(f"solver must be 'silp' or 'qclp'; got {solver!r}.")
     max_iter = check_int(max_iter, "max_iter")
-    eta = None if gamma0 is None or (isinstance(gamma0, numbers.Real) and gamma0 == -np.inf) \
+    eta = None if zeta0 is None or (isinstance(zeta0, numbers.Real) and zeta0 == -np.inf) \
         else _eta(Ks, codes, classes.size)                   # computed once: LP (5), the margin cuts, the margin
-    gamma0, gmax, lp5 = _resolve_gamma0(gamma0, eta, codes, warn, relative=relative)
+    zeta0, gmax, lp5 = _resolve_zeta0(zeta0, eta, codes, warn, relative=relative)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads, user_api="blas"):
         if solver == "silp":
-            res = _silp(Ks, codes, classes, C, gamma0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset, eta)
+            res = _silp(Ks, codes, classes, C, zeta0, gmax, lp5, tol, int(max_iter), warn, cs_max_iter, offset, eta)
         else:
-            res = _qclp(Ks, codes, classes, C, gamma0, gmax, tol, warn, time_limit=time_limit, offset=offset)
+            res = _qclp(Ks, codes, classes, C, zeta0, gmax, tol, warn, time_limit=time_limit, offset=offset)
     return label_assumed(res, psd)                           # "optimal (PSD assumed)" rests on the caller's word
 
 # %% ../nbs/40_m3k.ipynb #92be265e
@@ -549,12 +549,12 @@ def rademacher_exact(V,  # (n_h, m) the values h_j(x_i) of the n_h functions of 
     return float((S @ V.T).max(axis=1).mean() / m)
 
 # %% ../nbs/40_m3k.ipynb #eec6f6fe
-def gamma_tilde(Ks,  # (p, m, m) training stack
+def zeta_tilde(Ks,  # (p, m, m) training stack
                 y,   # (m,) labels
-               ) -> np.ndarray:  # (p,) gamma~_k
-    r"""Lemma 2's $\tilde\gamma_k$ under the sample's distribution: kernel $k$'s margin coefficients averaged over points and classes.
+               ) -> np.ndarray:  # (p,) zeta~_k
+    r"""Lemma 2's $\tilde\zeta_k$ under the sample's distribution: kernel $k$'s margin coefficients averaged over points and classes.
 
-    $$\tilde\gamma_k=\frac1m\sum_{i=1}^m\frac1{c-1}\sum_{y\ne y_i}\eta_k(x_i,y_i,y)$$
+    $$\tilde\zeta_k=\frac1m\sum_{i=1}^m\frac1{c-1}\sum_{y\ne y_i}\eta_k(x_i,y_i,y)$$
 
     Reference: cortes2013m3k, Sec. 5.2, Lemma 2."""
     Ks, codes, classes = _check_problem(Ks, y)
@@ -565,17 +565,17 @@ def gamma_tilde(Ks,  # (p, m, m) training stack
 def max_over_margin_set(Ks,      # (p, m, m) training stack
                         y,       # (m,) labels
                         u,       # (p,) linear objective, e.g. u_k = sigma' K_k sigma
-                        gamma0,  # margin level, a finite number not above the largest margin
+                        zeta0,  # margin level, a finite number not above the largest margin
                        ) -> float:
     r"""The left side of Lemma 2 on the empirical margin set: the largest $\boldsymbol\mu\cdot\mathbf u$ over $\widehat{\mathcal M}_1$ (HiGHS).
 
-    $$\max\big\{\boldsymbol\mu\cdot\mathbf u:\ \boldsymbol\mu\in\Delta_1,\ \hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\big\}$$
+    $$\max\big\{\boldsymbol\mu\cdot\mathbf u:\ \boldsymbol\mu\in\Delta_1,\ \hat\zeta_{K_{\boldsymbol\mu}}\ge\zeta_0\big\}$$
 
     Reference: cortes2013m3k, Sec. 5.2, Lemma 2."""
     Ks, codes, classes = _check_problem(Ks, y)
-    if isinstance(gamma0, bool) or not (isinstance(gamma0, numbers.Real) and np.isfinite(gamma0)):
-        raise ValueError(f"gamma0 must be a finite number (M_1 with gamma0 = -inf is the whole simplex: use max(u)); "
-                         f"got {gamma0!r}.")
+    if isinstance(zeta0, bool) or not (isinstance(zeta0, numbers.Real) and np.isfinite(zeta0)):
+        raise ValueError(f"zeta0 must be a finite number (M_1 with zeta0 = -inf is the whole simplex: use max(u)); "
+                         f"got {zeta0!r}.")
     u = np.asarray(u, dtype=np.float64).ravel()
     if u.shape != (Ks.shape[0],) or not np.isfinite(u).all():
         raise ValueError(f"u must be a finite vector with one entry per kernel ({Ks.shape[0]}); got shape {u.shape}.")
@@ -585,84 +585,84 @@ def max_over_margin_set(Ks,      # (p, m, m) training stack
     n = R.shape[0]
     A = sp.vstack([sp.hstack([sp.csr_array(-R), sp.csr_array((np.ones(n), (np.arange(n), ii)), shape=(n, m))]),
                    sp.csr_array(np.r_[np.zeros(p), -np.ones(m) / m][None])]).tocsr()
-    lp = solve_lp(np.r_[-u, np.zeros(m)], A, np.r_[np.zeros(n), -gamma0],
+    lp = solve_lp(np.r_[-u, np.zeros(m)], A, np.r_[np.zeros(n), -zeta0],
                   np.r_[np.ones(p), np.zeros(m)][None], [1.0], [(0, None)] * p + [(None, None)] * m, warn=False)
     if lp.x is None:
-        raise ValueError(f"M_1 is empty for gamma0 = {gamma0:.6g} ({lp.status}): gamma0 is above the largest margin.")
+        raise ValueError(f"M_1 is empty for zeta0 = {zeta0:.6g} ({lp.status}): zeta0 is above the largest margin.")
     return -lp.objective
 
 # %% ../nbs/40_m3k.ipynb #33629788
-def _check_lemma_inputs(u, gt, gamma0):
+def _check_lemma_inputs(u, gt, zeta0):
     u, gt = np.asarray(u, dtype=np.float64).ravel(), np.asarray(gt, dtype=np.float64).ravel()
     if u.shape != gt.shape or u.size == 0:
-        raise ValueError(f"u and gamma_tilde must be vectors of the same length p >= 1; got {u.shape} and {gt.shape}.")
-    if not np.isfinite(gamma0):
-        raise ValueError(f"gamma0 must be finite here; got {gamma0!r}.")
-    if gamma0 > gt.max():
-        raise ValueError(f"gamma0 = {gamma0:.6g} exceeds max_k gamma~_k = {gt.max():.6g}: I_p is empty and the LP of "
+        raise ValueError(f"u and zeta_tilde must be vectors of the same length p >= 1; got {u.shape} and {gt.shape}.")
+    if not np.isfinite(zeta0):
+        raise ValueError(f"zeta0 must be finite here; got {zeta0!r}.")
+    if zeta0 > gt.max():
+        raise ValueError(f"zeta0 = {zeta0:.6g} exceeds max_k zeta~_k = {gt.max():.6g}: I_p is empty and the LP of "
                          "Lemma 2 is infeasible (its dual is unbounded).")
     return u, gt
 
 
 def lemma2_dual(u,            # (p,) e.g. u_k = sigma' K_k sigma
-                gamma_tilde,  # (p,) Lemma 2's gamma~ (see `gamma_tilde`)
-                gamma0,       # margin level, finite and at most max_k gamma~_k
+                zeta_tilde,  # (p,) Lemma 2's zeta~ (see `zeta_tilde`)
+                zeta0,       # margin level, finite and at most max_k zeta~_k
                ) -> float:
     r"""The right side of Lemma 2, computed by a direct LP in $(\lambda,t)$ (HiGHS).
 
-    $$\min_{\lambda\ge0}\ \max_k\ u_k+\lambda(\tilde\gamma_k-\gamma_0)$$
+    $$\min_{\lambda\ge0}\ \max_k\ u_k+\lambda(\tilde\zeta_k-\zeta_0)$$
 
     Reference: cortes2013m3k, Sec. 5.2, Lemma 2."""
-    u, gt = _check_lemma_inputs(u, gamma_tilde, gamma0)
-    # min t  s.t.  u_k + lambda (gt_k - gamma0) - t <= 0,  lambda >= 0
-    lp = solve_lp([0.0, 1.0], np.c_[gt - gamma0, -np.ones(u.size)], -u, bounds=[(0, None), (None, None)], warn=False)
+    u, gt = _check_lemma_inputs(u, zeta_tilde, zeta0)
+    # min t  s.t.  u_k + lambda (gt_k - zeta0) - t <= 0,  lambda >= 0
+    lp = solve_lp([0.0, 1.0], np.c_[gt - zeta0, -np.ones(u.size)], -u, bounds=[(0, None), (None, None)], warn=False)
     return float(lp.check(1e-6).objective)
 
 # %% ../nbs/40_m3k.ipynb #f68a770b
 def lemma3_value(u,            # (p,) e.g. u_k = sigma' K_k sigma
-                 gamma_tilde,  # (p,) Lemma 2's gamma~ (see `gamma_tilde`)
-                 gamma0,       # margin level, finite and at most max_k gamma~_k
+                 zeta_tilde,  # (p,) Lemma 2's zeta~ (see `zeta_tilde`)
+                 zeta0,       # margin level, finite and at most max_k zeta~_k
                 ) -> float:
     r"""Lemma 3's closed form of the minimum in Lemma 2.
 
     $$\max\Big\{\max_{k\in I_p}u_k,\ \max_{(k,k')\in J_p}\alpha_{k,k'}u_k+(1-\alpha_{k,k'})u_{k'}\Big\},\qquad
-    \alpha_{k,k'}=\frac{\tilde\gamma_{k'}-\gamma_0}{\tilde\gamma_{k'}-\tilde\gamma_k}$$
+    \alpha_{k,k'}=\frac{\tilde\zeta_{k'}-\zeta_0}{\tilde\zeta_{k'}-\tilde\zeta_k}$$
 
-    with $I_p=\{k:\tilde\gamma_k\ge\gamma_0\}$ and
-    $J_p=\{(k,k'):\tilde\gamma_k\le\gamma_0\le\tilde\gamma_{k'},\ \tilde\gamma_k\ne\tilde\gamma_{k'}\}$.
+    with $I_p=\{k:\tilde\zeta_k\ge\zeta_0\}$ and
+    $J_p=\{(k,k'):\tilde\zeta_k\le\zeta_0\le\tilde\zeta_{k'},\ \tilde\zeta_k\ne\tilde\zeta_{k'}\}$.
 
     Reference: cortes2013m3k, Sec. 5.2, Lemma 3."""
-    u, gt = _check_lemma_inputs(u, gamma_tilde, gamma0)
-    best = u[gt >= gamma0].max()
-    k, kp = np.nonzero((gt[:, None] <= gamma0) & (gamma0 <= gt[None, :]) & (gt[:, None] != gt[None, :]))
+    u, gt = _check_lemma_inputs(u, zeta_tilde, zeta0)
+    best = u[gt >= zeta0].max()
+    k, kp = np.nonzero((gt[:, None] <= zeta0) & (zeta0 <= gt[None, :]) & (gt[:, None] != gt[None, :]))
     if k.size:
-        a = (gt[kp] - gamma0) / (gt[kp] - gt[k])
+        a = (gt[kp] - zeta0) / (gt[kp] - gt[k])
         best = max(best, float((a * u[k] + (1 - a) * u[kp]).max()))
     return float(best)
 
 # %% ../nbs/40_m3k.ipynb #23a0b0f4
 @dataclass
 class ComplexityTerms:
-    r"""The data-dependent terms of Theorems 2 and 3 at one $\gamma_0$ ($I_p$, $J_p$, $\mathbf K_{k,k'}$ as in Lemma 3).
+    r"""The data-dependent terms of Theorems 2 and 3 at one $\zeta_0$ ($I_p$, $J_p$, $\mathbf K_{k,k'}$ as in Lemma 3).
 
-    $$T_{\gamma_0}=\max\Big(\max_{k\in I_p}\operatorname{Tr}\mathbf K_k,\ \max_{(k,k')\in J_p}\operatorname{Tr}\mathbf K_{k,k'}\Big),
+    $$T_{\zeta_0}=\max\Big(\max_{k\in I_p}\operatorname{Tr}\mathbf K_k,\ \max_{(k,k')\in J_p}\operatorname{Tr}\mathbf K_{k,k'}\Big),
     \qquad p'=|I_p|,\quad p''=|J_p|$$
 
     Reference: cortes2013m3k, Sec. 5.2, Theorem 2 and App. D, Theorem 3."""
-    T: float             # T_gamma0 = max(max_{I_p} Tr K_k, max_{J_p} Tr K_kk')
+    T: float             # T_zeta0 = max(max_{I_p} Tr K_k, max_{J_p} Tr K_kk')
     p1: int              # p' = |I_p|
     p2: int              # p'' = |J_p|
     lambda_max: float    # max spectral norm over the same kernels (nan unless asked)
 
 # %% ../nbs/40_m3k.ipynb #821387f4
 def complexity_terms(traces,          # (p,) Tr[K_k] (or the stack (p, m, m))
-                     gamma_tilde,     # (p,) Lemma 2's gamma~
-                     gamma0:float,    # the margin constraint
+                     zeta_tilde,     # (p,) Lemma 2's zeta~
+                     zeta0:float,    # the margin constraint
                      Ks=None,         # (p, m, m) stack: also compute lambda_max (Theorem 3)
                     ) -> ComplexityTerms:
-    r"""$T_{\gamma_0}$, $p'=|I_p|$, $p''=|J_p|$ (and $\lambda_{\max}$) of Theorems 2 and 3 at one $\gamma_0$.
+    r"""$T_{\zeta_0}$, $p'=|I_p|$, $p''=|J_p|$ (and $\lambda_{\max}$) of Theorems 2 and 3 at one $\zeta_0$.
 
-    $$T_{\gamma_0}=\max\Big(\max_{k\in I_p}\operatorname{Tr}\mathbf K_k,\ \max_{(k,k')\in J_p}\operatorname{Tr}\mathbf K_{k,k'}\Big),\qquad
+    $$T_{\zeta_0}=\max\Big(\max_{k\in I_p}\operatorname{Tr}\mathbf K_k,\ \max_{(k,k')\in J_p}\operatorname{Tr}\mathbf K_{k,k'}\Big),\qquad
     \mathbf K_{k,k'}=\alpha_{k,k'}\mathbf K_k+(1-\alpha_{k,k'})\mathbf K_{k'}$$
 
     $\operatorname{Tr}\mathbf K_{k,k'}$ is the $\alpha$-mix of the traces; $\lambda_{\max}$ is the largest spectral norm
@@ -672,10 +672,10 @@ def complexity_terms(traces,          # (p,) Tr[K_k] (or the stack (p, m, m))
     tr = np.asarray(traces, dtype=np.float64)
     if tr.ndim == 3:
         Ks, tr = tr, np.einsum("kii->k", tr)
-    tr, gt = _check_lemma_inputs(tr, gamma_tilde, gamma0)
-    I = np.flatnonzero(gt >= gamma0)
-    k, kp = np.nonzero((gt[:, None] <= gamma0) & (gamma0 <= gt[None, :]) & (gt[:, None] != gt[None, :]))
-    a = (gt[kp] - gamma0) / (gt[kp] - gt[k])
+    tr, gt = _check_lemma_inputs(tr, zeta_tilde, zeta0)
+    I = np.flatnonzero(gt >= zeta0)
+    k, kp = np.nonzero((gt[:, None] <= zeta0) & (zeta0 <= gt[None, :]) & (gt[:, None] != gt[None, :]))
+    a = (gt[kp] - zeta0) / (gt[kp] - gt[k])
     T = max(tr[I].max(), float((a * tr[k] + (1 - a) * tr[kp]).max()) if k.size else -np.inf)
     lam = np.nan
     if Ks is not None:
@@ -684,27 +684,27 @@ def complexity_terms(traces,          # (p,) Tr[K_k] (or the stack (p, m, m))
     return ComplexityTerms(T=float(T), p1=int(I.size), p2=int(k.size), lambda_max=lam)
 
 # %% ../nbs/40_m3k.ipynb #650d70a3
-def theorem1_bound(margin_loss:float,   # empirical margin loss R_rho(h): fraction of points with margin <= rho
+def theorem1_bound(margin_loss:float,   # empirical margin loss R_theta(h): fraction of points with margin <= theta
                    rademacher:float,    # empirical Rademacher complexity R_S(H_X) of the class x -> h(x, y)
                    c:int,               # number of classes, >= 2
-                   rho:float,           # margin rho > 0
+                   theta:float,           # margin theta > 0
                    m:int,               # sample size
                    delta:float=0.05,    # the bound holds with probability at least 1 - delta
                   ) -> float:
     r"""Theorem 1, the multi-class margin bound (8) on the generalisation error $R(h)$.
 
-    $$R(h)\le\widehat R_\rho(h)+\frac{2c^2}{\rho}\widehat{\mathfrak R}_S(H_{\mathcal X})+3\sqrt{\frac{\log\frac2\delta}{2m}}$$
+    $$R(h)\le\widehat R_\theta(h)+\frac{2c^2}{\theta}\widehat{\mathfrak R}_S(H_{\mathcal X})+3\sqrt{\frac{\log\frac2\delta}{2m}}$$
 
     Reference: cortes2013m3k, Sec. 5.1, Theorem 1, Eq. (8)."""
     if isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 2:
         raise ValueError(f"c is the number of classes, an integer >= 2; got {c!r}.")
     if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
         raise ValueError(f"m is the sample size, a positive integer; got {m!r}.")
-    if not (isinstance(rho, numbers.Real) and rho > 0 and np.isfinite(rho)):
-        raise ValueError(f"rho is the margin, a finite number > 0; got {rho!r}.")
+    if not (isinstance(theta, numbers.Real) and theta > 0 and np.isfinite(theta)):
+        raise ValueError(f"theta is the margin, a finite number > 0; got {theta!r}.")
     if not (isinstance(delta, numbers.Real) and 0 < delta < 1):
         raise ValueError(f"delta is a probability in (0, 1); got {delta!r}.")
-    return margin_loss + 2 * c ** 2 / rho * rademacher + 3 * np.sqrt(np.log(2 / delta) / (2 * m))
+    return margin_loss + 2 * c ** 2 / theta * rademacher + 3 * np.sqrt(np.log(2 / delta) / (2 * m))
 
 # %% ../nbs/40_m3k.ipynb #a18b6108
 def _khintchine_factor(P: int) -> float:
@@ -713,37 +713,37 @@ def _khintchine_factor(P: int) -> float:
     return float((r * float(P) ** (1.0 / r)).min())
 
 
-def theorem2_bound(margin_loss:float,       # empirical margin loss R_rho(h)
-                   terms:ComplexityTerms,   # T_gamma0, p', p'' at the margin constraint (`complexity_terms`)
+def theorem2_bound(margin_loss:float,       # empirical margin loss R_theta(h)
+                   terms:ComplexityTerms,   # T_zeta0, p', p'' at the margin constraint (`complexity_terms`)
                    c:int,                   # number of classes, >= 2
-                   rho:float,               # margin rho > 0
+                   theta:float,               # margin theta > 0
                    m:int,                   # sample size
                    Lambda:float=1.0,        # bound on the RKHS norms ||h_y|| of the hypothesis set H^1
                    delta:float=0.05,        # the bound holds with probability at least 1 - delta
                   ) -> float:
     r"""Theorem 2, the margin bound (9) for M3K's hypothesis set $H^1$, with $r$ the best integer $\ge1$.
 
-    $$R(h)\le\widehat R_\rho(h)+\frac{2c^2\Lambda}{m\rho}\sqrt{\tfrac{23}{22}\,r\,(p'+p'')^{1/r}\,T_{\gamma_0}}+
+    $$R(h)\le\widehat R_\theta(h)+\frac{2c^2\Lambda}{m\theta}\sqrt{\tfrac{23}{22}\,r\,(p'+p'')^{1/r}\,T_{\zeta_0}}+
     3\sqrt{\frac{\log\frac2\delta}{2m}}$$
 
     The paper writes the continuous minimum $r(p'+p'')^{1/r}=e\log(p'+p'')$, slightly smaller; the proof needs an integer $r$.
 
     Reference: cortes2013m3k, Sec. 5.2, Theorem 2, Eq. (9)."""
     rad = Lambda / m * np.sqrt(23 / 22 * _khintchine_factor(terms.p1 + terms.p2) * terms.T)
-    return theorem1_bound(margin_loss, rad, c, rho, m, delta)
+    return theorem1_bound(margin_loss, rad, c, theta, m, delta)
 
 # %% ../nbs/40_m3k.ipynb #9a6be623
-def theorem3_bound(margin_loss:float,       # empirical margin loss R_rho(h)
-                   terms:ComplexityTerms,   # T_gamma0, p', p'' and lambda_max (`complexity_terms(..., Ks=stack)`)
+def theorem3_bound(margin_loss:float,       # empirical margin loss R_theta(h)
+                   terms:ComplexityTerms,   # T_zeta0, p', p'' and lambda_max (`complexity_terms(..., Ks=stack)`)
                    c:int,                   # number of classes, >= 2
-                   rho:float,               # margin rho > 0
+                   theta:float,               # margin theta > 0
                    m:int,                   # sample size
                    Lambda:float=1.0,        # bound on the RKHS norms ||h_y|| of the hypothesis set H^1
                    delta:float=0.05,        # the bound holds with probability at least 1 - delta
                   ) -> float:
     r"""Theorem 3, the alternative margin bound (14) for M3K's hypothesis set $H^1$.
 
-    $$R(h)\le\widehat R_\rho(h)+\frac{2c^2\Lambda}{m\rho}\sqrt{T_{\gamma_0}+m\lambda_{\max}\sqrt{\frac{\log(p'+p'')}2}}+
+    $$R(h)\le\widehat R_\theta(h)+\frac{2c^2\Lambda}{m\theta}\sqrt{T_{\zeta_0}+m\lambda_{\max}\sqrt{\frac{\log(p'+p'')}2}}+
     3\sqrt{\frac{\log\frac2\delta}{2m}}$$
 
     Reference: cortes2013m3k, App. D, Theorem 3, Eq. (14)."""
@@ -751,7 +751,7 @@ def theorem3_bound(margin_loss:float,       # empirical margin loss R_rho(h)
         raise ValueError("Theorem 3 needs lambda_max: call complexity_terms(..., Ks=stack).")
     P = terms.p1 + terms.p2
     rad = Lambda / m * np.sqrt(terms.T + m * terms.lambda_max * np.sqrt(np.log(P) / 2))
-    return theorem1_bound(margin_loss, rad, c, rho, m, delta)
+    return theorem1_bound(margin_loss, rad, c, theta, m, delta)
 
 # %% ../nbs/40_m3k.ipynb #ef2d6031
 def m3k_default_bank(X,  # (m, d) training inputs
@@ -836,14 +836,14 @@ def _offset(self: CrammerSingerScores) -> float:
 PAPER_SETTINGS = dict(normalize="diagonal", center=True, intercept_scaling=0.0)   # Cortes et al. 2013's machine: no offsets
 
 class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
-    r"""M3K on a kernel bank: $\boldsymbol\mu$ and the multi-class SVM (7) learned jointly, the margin (6) of $K_{\boldsymbol\mu}$ at least $\gamma_0$.
+    r"""M3K on a kernel bank: $\boldsymbol\mu$ and the multi-class SVM (7) learned jointly, the margin (6) of $K_{\boldsymbol\mu}$ at least $\zeta_0$.
 
     $$\min_{\boldsymbol\mu\in\widehat{\mathcal M}_1,\mathbf w,\boldsymbol\xi}\ \frac12\sum_{y=1}^c\sum_{k=1}^p
     \frac{\lVert\mathbf w_{y,k}\rVert^2}{\mu_k}+C\sum_i\xi_i\quad\text{s.t.}\quad\xi_i\ge0,\ \
     \xi_i\ge1-(\mathbf w_{y_i}-\mathbf w_y)\cdot\Phi(x_i)\ \ \forall y\ne y_i$$
 
-    $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\gamma_{K_{\boldsymbol\mu}}\ge\gamma_0\}$. Default: `m3k_default_bank(X)` at unit
-    diagonal, not centered, with class offsets (which leave the margin (6) and $\gamma_0$ unchanged; see the text);
+    $\widehat{\mathcal M}_1=\{\boldsymbol\mu\in\Delta_1:\hat\zeta_{K_{\boldsymbol\mu}}\ge\zeta_0\}$. Default: `m3k_default_bank(X)` at unit
+    diagonal, not centered, with class offsets (which leave the margin (6) and $\zeta_0$ unchanged; see the text);
     `PAPER_SETTINGS` (centered, no offsets) is the paper's machine. Binary and multi-class. Past `memory_budget` (the stack
     takes $8pm^2$ bytes) $\boldsymbol\mu$ comes from M3K on `WEIGHT_ROWS` (2000) rows and the Crammer–Singer machine is certified
     on every row at it (`machine_`, `weights_rows_`; chapter 04).
@@ -852,7 +852,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
 
     _parameter_constraints: dict = {
         **KernelStackEstimator._parameter_constraints, **CrammerSingerScores._cs_constraints,
-        "gamma0": [StrOptions({"max"}), NumberInterval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
+        "zeta0": [StrOptions({"max"}), NumberInterval(Real, None, None, closed="left"), None],   # -inf (or None): MCMKL
         "relative": ["boolean"],
         "memory_budget": [NumberInterval(Real, 0, None, closed="neither"), None],
     }
@@ -860,8 +860,8 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
     def __init__(self,
                  kernels=None,           # list of kernels; None: `m3k_default_bank(X)` (no identity-like kernel)
                  C=1.0,                  # the SVM regularisation parameter of (7)
-                 gamma0="max",           # 'max' (largest feasible, the paper's Table 1), a number, or None (MCMKL)
-                 relative=False,         # a number gamma0 = f means f * gamma_max (f <= 1): convenient for grid search
+                 zeta0="max",           # 'max' (largest feasible, the paper's Table 1), a number, or None (MCMKL)
+                 relative=False,         # a number zeta0 = f means f * zeta_max (f <= 1): convenient for grid search
                  normalize="diagonal",   # kernel normalisation of the bank: "diagonal", "trace", "frobenius" or None
                  center=False,           # center the kernels in feature space (the paper does)
                  intercept_scaling=1.0,  # offsets from a constant kernel s 11', s = this^2 x mean diag(K_k) (0: none)
@@ -871,7 +871,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
                 ):
         self.kernels = kernels
         self.C = C
-        self.gamma0 = gamma0
+        self.zeta0 = zeta0
         self.relative = relative
         self.normalize = normalize
         self.center = center
@@ -895,7 +895,7 @@ def fit(self: M3KClassifier,
         raise ValueError(f"kernel(s) {bad} vanish on the training set (zero trace); drop them from the bank.")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # re-issued below with the estimator's name
-        self.result_ = solve_m3k(Ks, y, C=self.C, gamma0=self.gamma0, relative=self.relative, tol=self.tol,
+        self.result_ = solve_m3k(Ks, y, C=self.C, zeta0=self.zeta0, relative=self.relative, tol=self.tol,
                                  max_iter=self.max_iter, warn=False, psd="trusted", offset=self._offset())
     if self.result_.status != "optimal":
         warnings.warn(f"M3KClassifier: the SILP stopped with status {self.result_.status!r} (gap "

@@ -34,7 +34,7 @@ PAPER_TABLE2 = {  # the paper's multi-class sets (not public here), for referenc
     "proteinFold": ("59.2 ± 2.3", "64.9 ± 2.6", "67.2 ± 2.5"),
 }
 C_GRID = [0.5, 2.0, 8.0, 32.0]   # the paper's grid {0.5, 1, 2, 4, ...}, every other value
-GAMMA0_GRID = [None, 0.5, 0.9, 1.0]   # M3K, relative: gamma0 = f gamma_max; None = -inf is MCMKL (a grid point)
+ZETA0_GRID = [None, 0.5, 0.9, 1.0]   # M3K, relative: zeta0 = f zeta_max; None = -inf is MCMKL (a grid point)
 
 
 def _quick_note(quick: bool) -> str:
@@ -43,7 +43,7 @@ def _quick_note(quick: bool) -> str:
             if quick else f"1000 points, C in {{{', '.join(f'{c:g}' for c in C_GRID)}}}")
 
 # %% auto #0
-__all__ = ['PAPER_TABLE1', 'PAPER_TABLE2', 'C_GRID', 'GAMMA0_GRID', 'UniformCSClassifier', 'table1_methods', 'run_table1',
+__all__ = ['PAPER_TABLE1', 'PAPER_TABLE2', 'C_GRID', 'ZETA0_GRID', 'UniformCSClassifier', 'table1_methods', 'run_table1',
            'multiclass_sets', 'multiclass_methods', 'run_multiclass', 'reproduce_m3k']
 
 # %% ../nbs/41_m3k_experiments.ipynb #eb753801
@@ -101,7 +101,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
 def table1_methods(gammas,              # Gaussian parameters of the data set's bank (Cortes et al. 2012's, `load_table2`)
                    quick: bool = False,  # C in {0.5, 2} only
                   ) -> dict:             # {name: (estimator, parameter grid)}
-    """The four methods of Table 1 and their grids: unif and alignf (Cortes et al. 2012's setting), MCMKL, and M3K at gamma0 = max.
+    """The four methods of Table 1 and their grids: unif and alignf (Cortes et al. 2012's setting), MCMKL, and M3K at zeta0 = max.
 
     Reference: cortes2013m3k, Sec. 6.1, Table 1; cortes2012alignment (unif and alignf)."""
     kernels = gaussian_bank(gammas)
@@ -109,8 +109,8 @@ def table1_methods(gammas,              # Gaussian parameters of the data set's 
     return {
         "unif": (AlignMKL(kernels, method="unif", estimator=SVC(kernel="precomputed")), {"estimator__C": grid["C"]}),
         "alignf": (AlignMKL(kernels, method="alignf", estimator=SVC(kernel="precomputed")), {"estimator__C": grid["C"]}),
-        "MCMKL": (M3KClassifier(kernels, gamma0=None, **PAPER_SETTINGS), grid),
-        "M3K": (M3KClassifier(kernels, gamma0="max", **PAPER_SETTINGS), grid),
+        "MCMKL": (M3KClassifier(kernels, zeta0=None, **PAPER_SETTINGS), grid),
+        "M3K": (M3KClassifier(kernels, zeta0="max", **PAPER_SETTINGS), grid),
     }
 
 # %% ../nbs/41_m3k_experiments.ipynb #560ab839
@@ -159,11 +159,11 @@ def multiclass_sets(quick: bool = False,  # digits, wine and iris only, at 150 p
 
 # %% ../nbs/41_m3k_experiments.ipynb #4b1e2da7
 def multiclass_methods(d: int,              # number of features: Gaussians exp(-2^j |x - z|^2 / d), j = -3..3
-                       quick: bool = False,  # C in {0.5, 2} and gamma0 in {None, 1} x gamma_max only
+                       quick: bool = False,  # C in {0.5, 2} and zeta0 in {None, 1} x zeta_max only
                       ) -> dict:             # {name: (estimator, parameter grid)}
     """The multi-class table's methods on one centered unit-diagonal bank and one Crammer–Singer machine: unif, MCMKL, M3K.
 
-    unif has `mu` uniform, MCMKL `gamma0 = -inf`; M3K tunes `C` and `gamma0 = f gamma_max`, `f` in `GAMMA0_GRID` (None =
+    unif has `mu` uniform, MCMKL `zeta0 = -inf`; M3K tunes `C` and `zeta0 = f zeta_max`, `f` in `ZETA0_GRID` (None =
     MCMKL included), on validation data.
 
     Reference: cortes2013m3k, Sec. 6.2 (the protocol of Table 2)."""
@@ -171,9 +171,9 @@ def multiclass_methods(d: int,              # number of features: Gaussians exp(
     Cs = C_GRID[:2] if quick else C_GRID
     return {
         "unif": (UniformCSClassifier(kernels, **PAPER_SETTINGS), {"C": Cs}),
-        "MCMKL": (M3KClassifier(kernels, gamma0=None, **PAPER_SETTINGS), {"C": Cs}),
+        "MCMKL": (M3KClassifier(kernels, zeta0=None, **PAPER_SETTINGS), {"C": Cs}),
         "M3K": (M3KClassifier(kernels, relative=True, **PAPER_SETTINGS),
-                {"C": Cs, "gamma0": [None, 1.0] if quick else GAMMA0_GRID}),
+                {"C": Cs, "zeta0": [None, 1.0] if quick else ZETA0_GRID}),
     }
 
 # %% ../nbs/41_m3k_experiments.ipynb #bec8ebb4
@@ -215,8 +215,8 @@ def reproduce_m3k(out: Path,              # output directory: the files go to `o
         files.append(save_json(t1, out / "table1.json"))
     files.append(out / "table1.md")
     tm = run_multiclass(quick=quick, n_jobs=n_jobs, progress=progress)
-    head = ("QUICK run: digits, wine, iris at 150 points, 3 random 50/50 splits, C in {0.5, 2}, gamma0 in {-inf, 1} "
-            "x gamma_max" if quick else "10 random 50/50 splits; digits and vowel subsampled to 500 points")
+    head = ("QUICK run: digits, wine, iris at 150 points, 3 random 50/50 splits, C in {0.5, 2}, zeta0 in {-inf, 1} "
+            "x zeta_max" if quick else "10 random 50/50 splits; digits and vowel subsampled to 500 points")
     (out / "multiclass.md").write_text(f"# Multi-class accuracy (%) ± 1 std; {head}\n\n" +
                                        comparison_table(tm, digits=1) + "\n")
     files += [out / "multiclass.md", save_json(tm, out / "multiclass.json")]

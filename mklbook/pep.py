@@ -33,7 +33,7 @@ from .solvers import (SolverError, SolverResult, _check_targets, label_assumed, 
                              svr_dual)
 
 # %% auto #0
-__all__ = ['PEP_TAUS', 'PEP_DEGREES', 'IFKL_CONVERGED', 'top_eigen', 'empirical_pep', 'mehler_eigenvalues', 'gaussian_pep',
+__all__ = ['PEP_GAMMAS', 'PEP_DEGREES', 'IFKL_CONVERGED', 'top_eigen', 'empirical_pep', 'mehler_eigenvalues', 'gaussian_pep',
            'theorem1_bound', 'corollary1_bound', 'theorem2_bound', 'corollary2_bound', 'rademacher_bound', 'FKLResult',
            'fkl', 'fkl_path', 'polynomial_scale', 'pep_bank', 'IFKLResult', 'ifkl', 'FKLClassifier', 'FKLRegressor',
            'IFKLClassifier', 'IFKLRegressor']
@@ -132,7 +132,7 @@ def empirical_pep(K,                 # (m, m) kernel matrix, or a stack (p, m, m
     return out[0] if single_K else out
 
 # %% ../nbs/30_pep.ipynb #b274ff1c
-def mehler_eigenvalues(tau: float,      # Gaussian kernel exp(-tau |x - x'|^2), tau > 0
+def mehler_eigenvalues(gamma: float,      # Gaussian kernel exp(-gamma |x - x'|^2), gamma > 0
                        sigma: float = 1.0,  # inputs x ~ N(0, sigma^2 I_D)
                        dim: int = 1,    # input dimension D
                        n: int = 20,     # how many eigenvalues (the largest, with multiplicity)
@@ -140,13 +140,13 @@ def mehler_eigenvalues(tau: float,      # Gaussian kernel exp(-tau |x - x'|^2), 
     r"""Eigenvalues of the Gaussian kernel's integral operator under $\mathcal N(0,\sigma^2I_D)$ inputs, largest first.
 
     $$\lambda_j=(1-B)^DB^j\ \text{with multiplicity}\ \tbinom{j+D-1}{D-1},\qquad B=\frac bA,\quad A=a+b+c,\quad
-    a=\frac1{4\sigma^2},\ b=\tau,\ c=\sqrt{a^2+2ab}$$
+    a=\frac1{4\sigma^2},\ b=\gamma,\ c=\sqrt{a^2+2ab}$$
 
     Mehler's formula (Rasmussen and Williams 2006, Sec. 4.3.1); the eigenvalues sum to $\mathbb E\,K(x,x)=1$."""
-    tau, sigma = check_positive(tau, "tau"), check_positive(sigma, "sigma")
+    gamma, sigma = check_positive(gamma, "gamma"), check_positive(sigma, "sigma")
     if not (isinstance(dim, numbers.Integral) and dim >= 1 and isinstance(n, numbers.Integral) and n >= 1):
         raise ValueError(f"dim and n must be positive integers; got dim={dim!r}, n={n!r}.")
-    a, b = 1.0 / (4 * sigma ** 2), float(tau)
+    a, b = 1.0 / (4 * sigma ** 2), float(gamma)
     B = b / (a + b + np.sqrt(a * a + 2 * a * b))
     out, j = [], 0
     while len(out) < n:
@@ -155,12 +155,12 @@ def mehler_eigenvalues(tau: float,      # Gaussian kernel exp(-tau |x - x'|^2), 
     return np.array(out[:n])
 
 # %% ../nbs/30_pep.ipynb #e1da53a5
-def gaussian_pep(tau: float,          # Gaussian kernel exp(-tau |x - x'|^2), tau > 0
+def gaussian_pep(gamma: float,          # Gaussian kernel exp(-gamma |x - x'|^2), gamma > 0
                  t: int,              # number of principal eigenvalues, an integer >= 1
                  sigma: float = 1.0,  # inputs x ~ N(0, sigma^2 I_D)
                  dim: int = 1,        # input dimension D
                  ) -> float:          # beta(K, t), in [0, 1]
-    r"""Closed-form t-PEP (Definition 1) of $\exp(-\tau\|\mathbf x-\mathbf x'\|^2)$ under $\mathcal N(0,\sigma^2I_D)$ inputs.
+    r"""Closed-form t-PEP (Definition 1) of $\exp(-\gamma\|\mathbf x-\mathbf x'\|^2)$ under $\mathcal N(0,\sigma^2I_D)$ inputs.
 
     $$\beta(K,t)=(1-B)^D\sum_{\text{the }t\text{ largest}}B^j\qquad(=1-B^t\ \text{for}\ D=1)$$
 
@@ -168,7 +168,7 @@ def gaussian_pep(tau: float,          # Gaussian kernel exp(-tau |x - x'|^2), ta
     Reference: liu2017ifkl, Definition 1."""
     if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1:
         raise ValueError(f"t must be an integer >= 1 (the number of principal eigenvalues); got {t!r}.")
-    return float(mehler_eigenvalues(tau, sigma, dim, int(t)).sum())
+    return float(mehler_eigenvalues(gamma, sigma, dim, int(t)).sum())
 
 # %% ../nbs/30_pep.ipynb #e3bd222d
 def _bound_args(risk_hat, complexity, n, t, k, delta):
@@ -695,7 +695,7 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     return out
 
 # %% ../nbs/30_pep.ipynb #b1f99e24
-PEP_TAUS = tuple(2.0 ** k for k in range(-10, 11))   # the paper's Gaussian parameters tau = 2^-10 .. 2^10 (inverse squared widths)
+PEP_GAMMAS = tuple(2.0 ** k for k in range(-10, 11))   # the paper's Gaussian parameters gamma = 2^-10 .. 2^10 (inverse squared widths)
 PEP_DEGREES = tuple(range(1, 21))             # and polynomial degrees d = 1 .. 20
 
 
@@ -712,30 +712,30 @@ def polynomial_scale(X,              # (m, n_features) training inputs
 
 # %% ../nbs/30_pep.ipynb #3c32a7f5
 def pep_bank(X,                    # (m, n_features) training inputs (they fix s)
-             taus=PEP_TAUS,        # Gaussian parameters tau (default: the paper's 2^-10 .. 2^10)
+             gammas=PEP_GAMMAS,        # Gaussian parameters gamma (default: the paper's 2^-10 .. 2^10)
              degrees=PEP_DEGREES,  # polynomial degrees d (default: the paper's 1 .. 20)
              ) -> list:            # mklbook kernels: the Gaussians, then the polynomials
     r"""The paper's finite bank: Gaussian kernels and polynomial kernels on $1+\mathbf x^\top\mathbf x'/s$.
 
-    $$\exp(-\tau\|\mathbf x-\mathbf x'\|^2)\ \ (\tau\in\{2^{-10},\dots,2^{10}\}),\qquad
+    $$\exp(-\gamma\|\mathbf x-\mathbf x'\|^2)\ \ (\gamma\in\{2^{-10},\dots,2^{10}\}),\qquad
     (1+\mathbf x^\top\mathbf x'/s)^d\ \ (d\in\{1,\dots,20\}),\qquad s=\max_i\|\mathbf x_i\|^2$$
 
     The polynomials are `Polynomial(d, coef0=s)` $=s^d(1+\mathbf x^\top\mathbf x'/s)^d$, equal after trace normalisation.
     Reference: liu2017ifkl, Experiments."""
     s = polynomial_scale(X)
-    return gaussian_bank(taus) + polynomial_bank(degrees, coef0=s)
+    return gaussian_bank(gammas) + polynomial_bank(degrees, coef0=s)
 
 # %% ../nbs/30_pep.ipynb #b87dac71
 class _Families:
     """The continuously parameterised kernels of IFKL on one training set, normalised to trace m, with derivatives;
     their PEPs and top eigenvectors are cached (they do not depend on the machine)."""
 
-    def __init__(self, X, families, tau_range, degree_range, standardize=False):
+    def __init__(self, X, families, gamma_range, degree_range, standardize=False):
         X = check_array_2d(X)
         self.standardize = standardize     # X is already standardised: the kernels `make` returns must say so
         self.m = X.shape[0]
         self.families = tuple(families)
-        self.bounds = {"gaussian": (np.log2(tau_range[0]), np.log2(tau_range[1])),
+        self.bounds = {"gaussian": (np.log2(gamma_range[0]), np.log2(gamma_range[1])),
                        "polynomial": (float(degree_range[0]), float(degree_range[1]))}
         self._top, self._v0, self._sub = {}, {}, None
         if "gaussian" in self.families:
@@ -752,10 +752,10 @@ class _Families:
     def kernel(self, fam, theta, deriv=False):
         "`K_bar` (trace m) and, with `deriv`, `dK_bar/dtheta`."
         if fam == "gaussian":
-            tau = 2.0 ** theta
-            K = np.multiply(self.D2, -tau)
+            gamma = 2.0 ** theta
+            K = np.multiply(self.D2, -gamma)
             np.exp(K, out=K)
-            return (K, -np.log(2) * tau * self.D2 * K) if deriv else K
+            return (K, -np.log(2) * gamma * self.D2 * K) if deriv else K
         with np.errstate(over="ignore"):
             K = self.base ** theta
         tr = np.trace(K)
@@ -776,7 +776,7 @@ def quads(self: _Families, fam, thetas, c):
     cS = c[S]
     if self._sub is None or self._sub[:2] != (fam, S.tobytes()):   # the same support: the same sub-matrix
         self._sub = (fam, S.tobytes(), (self.D2 if fam == "gaussian" else self.base)[np.ix_(S, S)])
-    if fam == "gaussian":                # exp(-2 tau D) = exp(-tau D)^2: an octave up is a square, not an exp
+    if fam == "gaussian":                # exp(-2 gamma D) = exp(-gamma D)^2: an octave up is a square, not an exp
         D, out, prev = self._sub[2], [], {}
         for th in thetas:
             src = prev.get(round(float(th) - 1.0, 9))
@@ -862,7 +862,7 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
     return theta, Qv, it, worst
 
 # %% ../nbs/30_pep.ipynb #4669c9df
-IFKL_CONVERGED = "converged (local in τ)"   # the status of a gap <= tol measured against the widths the search found
+IFKL_CONVERGED = "converged (local in γ)"   # the status of a gap <= tol measured against the widths the search found
 
 
 @dataclass(repr=False, eq=False)
@@ -876,12 +876,12 @@ class IFKLResult(SolverResult):
 
     $\mathfrak P$ is the value of the kept machine and $\bar{\boldsymbol\alpha}$ the master's dual solution (a feasible
     $\boldsymbol\alpha$), so $h(\bar{\boldsymbol\alpha})-\sup_\Omega Q$ is a lower bound on the optimum: the gap bounds the
-    suboptimality when the max over $\theta$ is the sup. Status "converged (local in τ)": gap <= tol with the max over every
+    suboptimality when the max over $\theta$ is the sup. Status "converged (local in γ)": gap <= tol with the max over every
     integer degree, the Gaussian grid and a search from each of its local maxima; "optimal" when no Gaussian family is
     searched (every degree enumerated). Reference: liu2017ifkl, Eq. (6), Algorithm 2."""
     weights: np.ndarray | None = None   # (q,) d over the selected kernels
-    kernels: list = field(default_factory=list)   # mklbook kernel objects (Gaussian(tau), Polynomial(d, coef0=s))
-    params: list = field(default_factory=list)    # [(family, tau or degree)] per selected kernel
+    kernels: list = field(default_factory=list)   # mklbook kernel objects (Gaussian(gamma), Polynomial(d, coef0=s))
+    params: list = field(default_factory=list)    # [(family, gamma or degree)] per selected kernel
     coef: np.ndarray | None = None      # (m,) expansion coefficients of the final machine (the one `objective` is about)
     bias: float = 0.0                   # b
     fkl: FKLResult | None = None        # the last master problem
@@ -893,24 +893,24 @@ class IFKLResult(SolverResult):
     xi: float = np.nan                  # h(alpha_bar) - objective
 
 # %% ../nbs/30_pep.ipynb #fdb3874e
-def _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range):
-    "Validated `(X, y_pm, tau_range, degree_range)` of an IFKL problem (labels +-1 or finite targets)."
+def _check_ifkl_inputs(X, y, t, task, families, gamma_range, degree_range):
+    "Validated `(X, y_pm, gamma_range, degree_range)` of an IFKL problem (labels +-1 or finite targets)."
     X = check_array_2d(X, min_rows=2)
     m = X.shape[0]
     _check_ts(t, m)
     fams_ok = {"gaussian", "polynomial"}
     if isinstance(families, str) or not families or not set(families) <= fams_ok:
         raise ValueError(f"families must be a non-empty list from {sorted(fams_ok)}; got {families!r}.")
-    tau_range, degree_range = tuple(map(float, tau_range)), tuple(map(float, degree_range))
-    if not (0 < tau_range[0] <= tau_range[1] < np.inf) or not (1 <= degree_range[0] <= degree_range[1] < np.inf):
-        raise ValueError(f"need 0 < tau_min <= tau_max and 1 <= d_min <= d_max; got tau_range={tau_range}, "
+    gamma_range, degree_range = tuple(map(float, gamma_range)), tuple(map(float, degree_range))
+    if not (0 < gamma_range[0] <= gamma_range[1] < np.inf) or not (1 <= degree_range[0] <= degree_range[1] < np.inf):
+        raise ValueError(f"need 0 < gamma_min <= gamma_max and 1 <= d_min <= d_max; got gamma_range={gamma_range}, "
                          f"degree_range={degree_range}.")
     y_pm = check_binary_labels(y, m)[0] if task == "classification" else _check_targets(y, m)
-    return X, y_pm, tau_range, degree_range
+    return X, y_pm, gamma_range, degree_range
 
 
 def _coarse_grid(fams, degree_range, step=0.5) -> list:
-    """`[(family, theta)]`: log2 tau in steps of `step` (half an octave: a peak of Q between two powers of two, behind a
+    """`[(family, theta)]`: log2 gamma in steps of `step` (half an octave: a peak of Q between two powers of two, behind a
     dip, was missed at step 1 on ionosphere) with the range's ends, and every integer degree in range."""
     grid = []
     for fam in fams.families:
@@ -918,7 +918,7 @@ def _coarse_grid(fams, degree_range, step=0.5) -> list:
         ths = np.arange(np.ceil(lo), np.floor(hi) + 1)
         if fam == "gaussian":
             ths = np.arange(np.ceil(lo / step), np.floor(hi / step) + 1) * step
-            ths = np.unique(np.r_[lo, ths, hi])          # the end points too: tau_range may hold no grid point
+            ths = np.unique(np.r_[lo, ths, hi])          # the end points too: gamma_range may hold no grid point
         elif ths.size == 0:
             raise ValueError(f"degree_range={degree_range} holds no integer degree, and real degrees are not kernels; "
                              "use a range containing an integer, e.g. (2, 3).")
@@ -1015,7 +1015,7 @@ def _scan(fams, grid, c, lam, t) -> dict:
 def _price(fams, scans, c, lam, t, full, rounds):
     """The constraints found most violated, `(candidates, worst, starts)`, best first: the best grid point of every
     family; with `full`, the best point in the bracket of *every* local maximum of the Gaussian scan (not only the
-    best: the plateau Q(tau -> inf) can win the grid while an interior peak is higher). Degrees are enumerated."""
+    best: the plateau Q(gamma -> inf) can win the grid while an interior peak is higher). Degrees are enumerated."""
     cands, worst, starts = [], -np.inf, 0
     for fam, (ths, Qg, exact) in scans.items():
         i = int(np.argmax(Qg))                      # exact: a pruned entry is below the best exact value
@@ -1061,7 +1061,7 @@ def _ifkl_result(res, cols, fixed, fams, status, gap, tol, it, hist, worst, t0, 
     out.status = "max_iter" if status == "unknown" else status
     if status == IFKL_CONVERGED:
         out.message = ("gap <= tol against the largest Q found (every integer degree; the Gaussian grid and a search from "
-                       "each of its local maxima): a certificate local in tau, not a proof over the whole range.")
+                       "each of its local maxima): a certificate local in gamma, not a proof over the whole range.")
     elif status == "inaccurate":
         out.message = "the sub-problem returned a kernel already in the set while Q > xi (master FKL not exact enough?)"
     if warn and out.status not in ("optimal", IFKL_CONVERGED):
@@ -1112,7 +1112,7 @@ def ifkl(X,                          # (m, n_features) training inputs
          task: str = "classification",  # or "regression" (epsilon-SVR)
          epsilon: float = 0.1,       # SVR tube (regression)
          families=("gaussian", "polynomial"),  # kernel families searched
-         tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2) (an inverse squared width)
+         gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2) (an inverse squared width)
          degree_range=(1, 20),       # polynomial degrees d (its integers, enumerated: real d are not kernels)
          tol: float = 1e-3,          # stop when the certified gap (Q(theta_new; alpha_bar) - xi) / max(1, |P|) <= tol
          max_outer: int = 30,        # column-generation iterations
@@ -1133,16 +1133,16 @@ def ifkl(X,                          # (m, n_features) training inputs
     Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
     t0 = time.perf_counter()
     task = _check_task(task)
-    Xraw, y_pm, tau_range, degree_range = _check_ifkl_inputs(X, y, t, task, families, tau_range, degree_range)
+    Xraw, y_pm, gamma_range, degree_range = _check_ifkl_inputs(X, y, t, task, families, gamma_range, degree_range)
     tol, fkl_tol, lam = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol"), check_positive(lam, "lam", True)
     max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")
     mean, scale = standardize_stats(Xraw) if standardize else (0.0, 1.0)
-    fams = _Families((Xraw - mean) / scale, families, tau_range, degree_range, standardize)
+    fams = _Families((Xraw - mean) / scale, families, gamma_range, degree_range, standardize)
     grid, (cols, Kcols, fixed) = _coarse_grid(fams, degree_range), _first_columns(fams, kernels, Xraw, random_state)
     peps = [_column_pep(fams, f_, th, K, lam, t) for (f_, th), K in zip(cols, Kcols)]
     pool = _CutPool(_Columns(Kcols), y_pm, C, task, epsilon, 1e-9)
     hist, worst, status, gap, it, mtol = [], -np.inf, "unknown", np.inf, 0, 1.0   # inexact masters while gap is large
-    exact_sup = "gaussian" not in fams.families or tau_range[0] == tau_range[1]   # every kernel enumerated
+    exact_sup = "gaussian" not in fams.families or gamma_range[0] == gamma_range[1]   # every kernel enumerated
     for it in range(1, max_outer + 1):
         jb, U, mgap, new, w = _pooled_fkl(pool, lam, np.array(peps), mtol, 300, np.full(len(cols), 1.0 / len(cols)))
         abar, xi, Q_cols = _certificate(pool, w, peps, lam, y_pm, task, epsilon, U)
@@ -1281,7 +1281,7 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
     f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b$$
 
     Defaults: `default_bank(X, "both")` (7 Gaussians and 10 polynomials on standardised features), kernels at trace m,
-    C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian tau = 2^-10..2^10 on the raw
+    C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian gamma = 2^-10..2^10 on the raw
     features, polynomial d = 1..20), with lam in 2^-5..2^5 and t in {2, 4, 8, 16} selected by 3-fold CV.
     method="silp" solves problem (3) by cutting planes (certified, far fewer SVM solves than Algorithm 1);
     method="reduced-gradient" is Algorithm 1. On more rows than `weight_rows` (2000), or past
@@ -1352,7 +1352,7 @@ class _IFKLBase(_PEPBase):
     _parameter_constraints: dict = {
         **_PEPBase._parameter_constraints,
         "families": [list, tuple],          # their names are checked by `ifkl`
-        "tau_range": [list, tuple],
+        "gamma_range": [list, tuple],
         "degree_range": [list, tuple],
         "standardize": ["boolean"],
         "max_outer": [NumberInterval(Integral, 1, None, closed="left")],
@@ -1371,7 +1371,7 @@ class _IFKLBase(_PEPBase):
         if self._row_sample_size(X) is not None:       # past `weight_rows` or `memory_budget`
             return self._fit_sampled(X, y)
         self.result_ = ifkl(X, y, lam=self.lam, t=self.t, C=self.C, task=self._task,
-                            epsilon=getattr(self, "epsilon", 0.1), families=self.families, tau_range=self.tau_range,
+                            epsilon=getattr(self, "epsilon", 0.1), families=self.families, gamma_range=self.gamma_range,
                             degree_range=self.degree_range, tol=self.tol, max_outer=self.max_outer,
                             random_state=self.random_state, kernels=self.kernels, standardize=self.standardize)
         fk = self.result_.fkl
@@ -1390,7 +1390,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
     $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
     \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
 
-    Gaussian tau in [2^-10, 2^10] and polynomial degree d in [1, 20] (the integers, enumerated), on standardised
+    Gaussian gamma in [2^-10, 2^10] and polynomial degree d in [1, 20] (the integers, enumerated), on standardised
     features (`standardize=False`: the raw features, the paper's setting). Defaults: C = 1 (the paper), lam = 1,
     t = 4 (the paper: 3-fold CV). On more rows than `weight_rows` (2000), or past `memory_budget`
     (the column pool holds about 15 m x m matrices), the kernels and weights come from a sample of rows and the SVM is
@@ -1403,7 +1403,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
                  t=4,             # number of principal eigenvalues in the PEP
                  C=1.0,           # SVM box bound
                  families=("gaussian", "polynomial"),  # kernel families searched
-                 tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
+                 gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2)
                  degree_range=(1, 20),  # polynomial degrees d (its integers, enumerated)
                  standardize=True,  # search on standardised features; False: the raw features (the paper's setting)
                  tol=1e-3,        # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol
@@ -1418,7 +1418,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
         self.t = t
         self.C = C
         self.families = families
-        self.tau_range = tau_range
+        self.gamma_range = gamma_range
         self.degree_range = degree_range
         self.tol = tol
         self.max_outer = max_outer
@@ -1445,7 +1445,7 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
                  C=1.0,           # SVR box bound
                  epsilon=0.1,     # SVR tube half-width, in standard deviations of the targets
                  families=("gaussian", "polynomial"),  # kernel families searched
-                 tau_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian tau in exp(-tau |x-x'|^2)
+                 gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2)
                  degree_range=(1, 20),  # polynomial degrees d (its integers, enumerated)
                  standardize=True,  # search on standardised features; False: the raw features (the paper's setting)
                  tol=1e-3,        # stop when (Q(theta_new) - xi) / max(1, |P|) <= tol
@@ -1461,7 +1461,7 @@ class IFKLRegressor(RegressorMixin, _IFKLBase):
         self.C = C
         self.epsilon = epsilon
         self.families = families
-        self.tau_range = tau_range
+        self.gamma_range = gamma_range
         self.degree_range = degree_range
         self.tol = tol
         self.max_outer = max_outer

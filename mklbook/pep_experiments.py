@@ -17,7 +17,7 @@ from .baselines import L1MKL, UniformMKL, _trace_m
 from .classic_mkl import gmkl, ikl, lp_mkl, nlmkl
 from .data import load_dataset, subsample
 from .kernels import KernelBank, center
-from .pep import PEP_DEGREES, PEP_TAUS, empirical_pep, fkl, fkl_path, ifkl, pep_bank, polynomial_scale
+from .pep import PEP_DEGREES, PEP_GAMMAS, empirical_pep, fkl, fkl_path, ifkl, pep_bank, polynomial_scale
 from .protocol import (RandomSplits, corrected_ttest, markdown_table, paired_ttest, progress_bar, reproduction,
                        save_json)
 from .solvers import svm_dual
@@ -340,10 +340,10 @@ def _classic_runs(Ktr, ytr, C):
     "The five stack methods of `run_split_classic` at the settings the note gives (C = 1, the papers' defaults)."
     yc = ytr - ytr.mean()
     return {"GMKL": lambda: gmkl(Ktr, ytr, C=C, sigma=1.0, psd="trusted", warn=False),
-            "NLMKL (p=1)": lambda: nlmkl(Ktr, yc, p=1, tol=1e-4, psd="trusted", warn=False),
-            "NLMKL (p=2)": lambda: nlmkl(Ktr, yc, p=2, tol=1e-4, psd="trusted", warn=False),
-            "GLMKL (p=1)": lambda: lp_mkl(Ktr, ytr, p=1, C=C, tol=1e-3, psd="trusted", warn=False),
-            "GLMKL (p=2)": lambda: lp_mkl(Ktr, ytr, p=2, C=C, tol=1e-3, psd="trusted", warn=False)}
+            "NLMKL (p=1)": lambda: nlmkl(Ktr, yc, q=1, tol=1e-4, psd="trusted", warn=False),
+            "NLMKL (p=2)": lambda: nlmkl(Ktr, yc, q=2, tol=1e-4, psd="trusted", warn=False),
+            "GLMKL (p=1)": lambda: lp_mkl(Ktr, ytr, q=1, C=C, tol=1e-3, psd="trusted", warn=False),
+            "GLMKL (p=2)": lambda: lp_mkl(Ktr, ytr, q=2, C=C, tol=1e-3, psd="trusted", warn=False)}
 
 
 def run_split_classic(X,                 # (N, n_features) all points, in [-1, 1]

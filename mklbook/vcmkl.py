@@ -77,8 +77,8 @@ def kernel_rademacher_bound(Ks,  # (M, l, l) the base kernel matrices K_m on the
 class VCMKLProblem:
     r"""The data of OPT1: a feature map of each base kernel, the labels, $\nu$, and the loss weights $c_\pm$.
 
-    $$\Phi_m\Phi_m^\top=K_m,\qquad c_+=\frac\gamma l,\qquad c_-=\frac{1-\gamma}l,\qquad
-    n_m=\Big\lfloor\frac{l\nu_m}{2(1-\gamma)}\Big\rfloor+1$$
+    $$\Phi_m\Phi_m^\top=K_m,\qquad c_+=\frac\omega l,\qquad c_-=\frac{1-\omega}l,\qquad
+    n_m=\Big\lfloor\frac{l\nu_m}{2(1-\omega)}\Big\rfloor+1$$
 
     Reference: zhou2016vcmkl, Sec. 3.2 (OPT1 and its Dual); $n_m$ is the book's (see the text)."""
     Phi: list          # M arrays (l, r_m): Phi_m Phi_m^T = K_m
@@ -86,7 +86,7 @@ class VCMKLProblem:
                        # expansion needed, e.g. a cross-validation fold scored by Phi_m w_m + b_m)
     y: np.ndarray      # (l,) labels in {-1, +1}
     nu: np.ndarray     # (M,) margin weights nu_m
-    gamma: float       # weight of the positive losses, in (0, 1)
+    omega: float       # weight of the positive losses, in (0, 1)
     classes: np.ndarray  # (2,) the original labels: classes[1] is +1 (consensus), classes[0] is -1
     assignment: str = "lp"  # how `lmo` solves the assignment LP: "lp" (HiGHS) or "paths" (`balanced_assignment`)
 
@@ -99,62 +99,62 @@ class VCMKLProblem:
     @property
     def neg(self): return np.flatnonzero(self.y < 0)          # I-
     @property
-    def c_plus(self): return self.gamma / self.l              # c+ = gamma / l
+    def c_plus(self): return self.omega / self.l              # c+ = omega / l
     @property
-    def c_minus(self): return (1.0 - self.gamma) / self.l     # c- = (1 - gamma) / l
+    def c_minus(self): return (1.0 - self.omega) / self.l     # c- = (1 - omega) / l
     @property
     def n_min(self):
-        r"""Negatives each hidden subgroup must carry: $n_m$, the least integer *strictly* above $v=l\nu_m/(2(1-\gamma))$.
+        r"""Negatives each hidden subgroup must carry: $n_m$, the least integer *strictly* above $v=l\nu_m/(2(1-\omega))$.
 
         Dual feasibility needs $\ge v$; strictly above keeps the offsets $b_m$, $\rho_m$ determined (see the text)."""
-        return np.floor(self.nu * self.l / (2.0 * (1.0 - self.gamma))) + 1.0
+        return np.floor(self.nu * self.l / (2.0 * (1.0 - self.omega))) + 1.0
 
 # %% ../nbs/50_vcmkl.ipynb #6a82a2a0
 def largest_nu(y,             # (l,) binary labels (classes[1] is +1)
                M: int,        # number of rules (base kernels)
-               gamma=None,    # weight of the positive losses, in (0, 1); None: |I-| / l
+               omega=None,    # weight of the positive losses, in (0, 1); None: |I-| / l
               ) -> float:
     r"""The largest common $\nu_m=\nu$ for which OPT1's Dual is feasible (Proposition 2 and the subgroup sizes).
 
-    $$\nu\le\frac{2\gamma|I_+|}{lM}\qquad\text{and}\qquad M\Big(\Big\lfloor\frac{\nu l}{2(1-\gamma)}\Big\rfloor+1\Big)\le|I_-|$$
+    $$\nu\le\frac{2\omega|I_+|}{lM}\qquad\text{and}\qquad M\Big(\Big\lfloor\frac{\nu l}{2(1-\omega)}\Big\rfloor+1\Big)\le|I_-|$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, Proposition 2 ($\nu_+\le1$); the subgroup condition is the book's."""
     y_pm, _ = check_binary_labels(y)
     l, npos = y_pm.size, int((y_pm > 0).sum())
     nneg = l - npos
     M = check_int(M, "M")
-    gamma = nneg / l if gamma is None else gamma
-    if not (isinstance(gamma, numbers.Real) and 0 < gamma < 1):
-        raise ValueError(f"gamma must be a number in (0, 1); got {gamma!r}.")
+    omega = nneg / l if omega is None else omega
+    if not (isinstance(omega, numbers.Real) and 0 < omega < 1):
+        raise ValueError(f"omega must be a number in (0, 1); got {omega!r}.")
     if nneg < M:
         raise ValueError(f"{M} rules need at least {M} negatives (one per hidden subgroup); y has {nneg}.")
-    by_dual = 2 * gamma * npos / (l * M)
-    by_groups = 2 * (1 - gamma) * (nneg // M) / l * (1 - 1e-9)       # floor(v) + 1 <= |I-|/M  <=>  v < floor(|I-|/M)
+    by_dual = 2 * omega * npos / (l * M)
+    by_groups = 2 * (1 - omega) * (nneg // M) / l * (1 - 1e-9)       # floor(v) + 1 <= |I-|/M  <=>  v < floor(|I-|/M)
     return float(min(by_dual, by_groups))
 
 # %% ../nbs/50_vcmkl.ipynb #98ee5bd0
-def _check_nu(y_pm, M, nu, gamma):
-    "`(nu (M,), gamma)` after refusing a `gamma` outside (0, 1) and an infeasible `nu` (Proposition 2, the subgroups)."
+def _check_nu(y_pm, M, nu, omega):
+    "`(nu (M,), omega)` after refusing a `omega` outside (0, 1) and an infeasible `nu` (Proposition 2, the subgroups)."
     l = y_pm.size
     npos, nneg = int((y_pm > 0).sum()), int((y_pm < 0).sum())
-    if gamma is None:
-        gamma = nneg / l
-    if not isinstance(gamma, numbers.Real) or isinstance(gamma, bool) or not 0 < gamma < 1:
-        raise ValueError(f"gamma must be a number in (0, 1) weighting the positive (gamma) and negative (1-gamma) "
-                         f"losses; got {gamma!r}.")
+    if omega is None:
+        omega = nneg / l
+    if not isinstance(omega, numbers.Real) or isinstance(omega, bool) or not 0 < omega < 1:
+        raise ValueError(f"omega must be a number in (0, 1) weighting the positive (omega) and negative (1-omega) "
+                         f"losses; got {omega!r}.")
     nu = np.broadcast_to(np.asarray(nu, dtype=np.float64), (M,)).copy() if np.ndim(nu) == 0 else \
         np.asarray(nu, dtype=np.float64)
     if nu.shape != (M,) or not np.isfinite(nu).all() or (nu <= 0).any():
         raise ValueError(f"nu must be a positive number or one positive value per kernel (M = {M}); got {nu!r}.")
-    nu_plus = l * nu.sum() / (2 * gamma * npos)
+    nu_plus = l * nu.sum() / (2 * omega * npos)
     if nu_plus > 1:
-        raise ValueError(f"infeasible nu: nu+ = l sum(nu) / (2 gamma |I+|) = {nu_plus:.3g} > 1, so no dual point "
-                         f"exists (Proposition 2). Decrease nu (sum(nu) <= {2 * gamma * npos / l:.4g}) or raise gamma.")
-    need = np.floor(nu * l / (2 * (1 - gamma))) + 1
+        raise ValueError(f"infeasible nu: nu+ = l sum(nu) / (2 omega |I+|) = {nu_plus:.3g} > 1, so no dual point "
+                         f"exists (Proposition 2). Decrease nu (sum(nu) <= {2 * omega * npos / l:.4g}) or raise omega.")
+    need = np.floor(nu * l / (2 * (1 - omega))) + 1
     if need.sum() > nneg:
-        raise ValueError(f"infeasible nu: the subgroups must carry sum_m l nu_m / (2(1-gamma)) = {need.sum():.3g} "
-                         f"negatives but there are {nneg}. Decrease nu or gamma.")
-    return nu, float(gamma)
+        raise ValueError(f"infeasible nu: the subgroups must carry sum_m l nu_m / (2(1-omega)) = {need.sum():.3g} "
+                         f"negatives but there are {nneg}. Decrease nu or omega.")
+    return nu, float(omega)
 
 
 def _factor_stack(Ks, factor=psd_factor):
@@ -169,13 +169,13 @@ def _factor_stack(Ks, factor=psd_factor):
 def make_problem(Ks,                # (M, l, l) base kernels, one per rule
                  y,                 # (l,) binary labels; classes[1] is the +1 (consensus) class
                  nu=0.02,           # margin weights nu_m (number or (M,))
-                 gamma=None,        # weight of the positive losses; None: |I-| / l (the paper's Table 1)
+                 omega=None,        # weight of the positive losses; None: |I-| / l (the paper's Table 1)
                  psd: str = "check",  # "check": refuse non-PSD kernels (no feature map Phi); "assume": skip the test
                 ) -> VCMKLProblem:
     r"""Validate the data of OPT1, refuse an infeasible $\nu$, and factor every base kernel as $K_m=\Phi_m\Phi_m^\top$.
 
-    $$\nu_+=\frac{l\sum_m\nu_m}{2\gamma|I_+|}\le1\qquad\text{and}\qquad
-    \sum_m\Big(\Big\lfloor\frac{l\nu_m}{2(1-\gamma)}\Big\rfloor+1\Big)\le|I_-|$$
+    $$\nu_+=\frac{l\sum_m\nu_m}{2\omega|I_+|}\le1\qquad\text{and}\qquad
+    \sum_m\Big(\Big\lfloor\frac{l\nu_m}{2(1-\omega)}\Big\rfloor+1\Big)\le|I_-|$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, Proposition 2; the subgroup condition is the book's."""
     if psd == "allow":
@@ -184,9 +184,9 @@ def make_problem(Ks,                # (M, l, l) base kernels, one per rule
     Ks = check_stack(Ks, name="Ks", symmetric=True)
     check_psd(Ks, psd)
     y_pm, classes = check_binary_labels(y, Ks.shape[1])
-    nu, gamma = _check_nu(y_pm, Ks.shape[0], nu, gamma)
+    nu, omega = _check_nu(y_pm, Ks.shape[0], nu, omega)
     fac = _factor_stack(Ks)
-    return VCMKLProblem([f[0] for f in fac], [f[1] for f in fac], y_pm.astype(np.float64), nu, gamma, classes)
+    return VCMKLProblem([f[0] for f in fac], [f[1] for f in fac], y_pm.astype(np.float64), nu, omega, classes)
 
 # %% ../nbs/50_vcmkl.ipynb #301c595c
 def low_rank_factor(K,                # (m, m) PSD kernel matrix
@@ -659,7 +659,7 @@ class _InnerQPClarabel:
         self.Aineq = sp.vstack([
             sp.hstack([-sp.kron(sp.eye(M), np.ones((1, l))), sp.csr_matrix((M, R))]),
             sp.hstack([sp.kron(np.ones((1, M)), sp.eye(l, format="csr")[P]), sp.csr_matrix((len(P), R))])]).tocsc()
-        self.bineq = np.r_[-prob.nu * l, np.full(len(P), prob.gamma)]
+        self.bineq = np.r_[-prob.nu * l, np.full(len(P), prob.omega)]
         self.Pm = sp.diags(np.r_[np.zeros(M * l), np.ones(R)]).tocsc()
         self.n, self.n_solves = n, 0
         self.settings = clarabel.DefaultSettings()
@@ -1011,7 +1011,7 @@ _SEEDS = {"sgd": _sgd, "cccp": _cccp}                  # the local methods PDDP 
 def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden subgroup
                 y,                  # (l,) binary labels; classes[1] is the +1 (consensus) class
                 nu=0.02,            # margin weights nu_m (number or (M,))
-                gamma=None,         # weight of positive losses; None: |I-| / l
+                omega=None,         # weight of positive losses; None: |I-| / l
                 solver="pddp",      # "pddp" | "am" | "cccp" | "sgd"
                 lam0=None,          # (|I-|, M) start; None: balanced k-means
                 max_iter=100,       # outer iterations (epochs for sgd)
@@ -1032,7 +1032,7 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
     if seeds and (solver != "pddp" or not set(seeds) <= set(_SEEDS) or len(set(seeds)) < len(seeds)):
         raise ValueError(f"seeds are extra starts for solver='pddp' only, each of {sorted(_SEEDS)} at most once; got "
                          f"seeds={seeds!r} with solver={solver!r}.")
-    prob = make_problem(Ks, y, nu, gamma, psd)
+    prob = make_problem(Ks, y, nu, omega, psd)
     return _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds, t0)
 
 # %% ../nbs/50_vcmkl.ipynb #f749cde3
@@ -1076,7 +1076,7 @@ def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds,
     return res
 
 # %% ../nbs/50_vcmkl.ipynb #3a767a05
-PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, gamma=None, solver="pddp", idle_rules="veto")  # Zhou et al. 2016's Table 1 (pima)
+PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, omega=None, solver="pddp", idle_rules="veto")  # Zhou et al. 2016's Table 1 (pima)
 
 # %% ../nbs/50_vcmkl.ipynb #6aaff9bb
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):
@@ -1085,7 +1085,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     $$g(x)=\min_mf_m(x)-\theta,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
 
     the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
-    standardised features, the paper's $\gamma=|I_-|/l$, and with `nu="auto"` the fraction of `largest_nu`, the handling
+    standardised features, $\omega=|I_-|/l$ (the paper's $\gamma$), and with `nu="auto"` the fraction of `largest_nu`, the handling
     of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
     stratified cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error;
     alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1 setting is `PAPER_TABLE1`.
@@ -1095,7 +1095,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "kernels": [None, list, tuple],
         "nu": [StrOptions({"auto"}), NumberInterval(Real, 0, 1, closed="right"), "array-like"],
-        "gamma": [None, NumberInterval(Real, 0, 1, closed="neither")],
+        "omega": [None, NumberInterval(Real, 0, 1, closed="neither")],
         "solver": [StrOptions({"am", "pddp", "cccp", "sgd"})],
         "max_iter": [NumberInterval(Integral, 1, None, closed="left")],
         "tol": [NumberInterval(Real, 0, None, closed="neither")],
@@ -1109,7 +1109,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self,
                  kernels=None,         # list of M kernels, one per rule (None: 3 x Linear(standardize=True))
                  nu="auto",            # margin weights nu_m: a number, one per rule, or "auto" (cross-validated)
-                 gamma=None,           # weight of the positive losses, in (0, 1); None: |I-| / l (the paper's)
+                 omega=None,           # weight of the positive losses, in (0, 1); None: |I-| / l (the paper's)
                  solver="am",          # "am" | "pddp" | "cccp" | "sgd" (see `solve_vcmkl`)
                  max_iter=100,         # outer iterations of the solver (epochs for sgd)
                  tol=1e-4,             # stop when |J_t+1 - J_t| <= tol |J_t|
@@ -1123,7 +1123,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
                 ):
         self.kernels = kernels
         self.nu = nu
-        self.gamma = gamma
+        self.omega = omega
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
@@ -1221,8 +1221,8 @@ def _problem(self: VCMKLClassifier, factors, rows, y_pm, nu):
     "OPT1 on the training rows `rows` (None: all, with the expansion maps) from the shared factors: no new kernel."
     Phi = [factors[k][0] if rows is None else factors[k][0][rows] for k in self.rule_kernel_]
     back = [factors[k][1] for k in self.rule_kernel_] if rows is None else None
-    nu, gamma = _check_nu(y_pm, len(Phi), nu, self.gamma)
-    return VCMKLProblem(Phi, back, y_pm, nu, gamma, np.array([-1.0, 1.0]), assignment="paths")
+    nu, omega = _check_nu(y_pm, len(Phi), nu, self.omega)
+    return VCMKLProblem(Phi, back, y_pm, nu, omega, np.array([-1.0, 1.0]), assignment="paths")
 
 
 @patch
@@ -1270,7 +1270,7 @@ def _refit_guard(self: VCMKLClassifier, factors, y_pm, slack: float = 0.05):
     on the full sample that were active on the search subsample; e.g. 0.59 against 0.89 on 4000 phishing rows). Then
     the other fractions are refitted, best CV accuracy first, until one meets its own CV accuracy (the best training
     accuracy otherwise); `refit_fraction_` is the fraction kept, `refit_guarded_` whether the guard acted."""
-    top = largest_nu(y_pm, len(self.rule_kernel_), self.gamma)
+    top = largest_nu(y_pm, len(self.rule_kernel_), self.omega)
     f0 = min(self.cv_scores_, key=lambda f: abs(f * top - self.nu_))
     acc = self._train_accuracy(factors, y_pm)
     # the constant rule (threshold_ infinite) predicts the same whatever the refit: nothing to guard
@@ -1336,7 +1336,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
     models = [None] * grid.size                                   # the last fold's (w, b, rho) at each fraction
     for p_tr, p_va in StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]):
         tr, va = idx[p_tr], idx[p_va]
-        top, lam = largest_nu(y_pm[tr], M, self.gamma), None
+        top, lam = largest_nu(y_pm[tr], M, self.omega), None
         for i, f in enumerate(grid):
             prob = self._problem(factors, tr, y_pm[tr], f * top)
             lam0 = (lmo(prob, -lam)[0] if lam is not None else       # the nearest vertex of the new Lambda, or
@@ -1355,7 +1355,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
         theta = -np.inf if major > 0.5 else np.inf                # within one standard error of the constant rule: it
         acc = max(major, 1.0 - major)                             # (Breiman et al.'s one-standard-error rule)
     self.cv_scores_ = {float(f): max(c[0] for c in cands if c[3] == k) for k, f in enumerate(grid)}
-    self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.gamma))
+    self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.omega))
     self.idle_rules_, self.threshold_ = policies[j], theta
     return models[i]
 

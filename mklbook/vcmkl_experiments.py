@@ -236,7 +236,7 @@ def run_table2(n_train=None,           # subsample the training half (None: all 
               ) -> dict:               # {"1:1" / "1:4": {method: cost}}
     """Table 2: cost-sensitive test error on vowel of VCMKL (linear, RBF), two-layer MKL and four scikit-learn baselines.
 
-    VCMKL uses the paper's `gamma = c1 |I-| / (c1 |I-| + c2 |I+|)`; the others take the costs as class weights
+    VCMKL uses the paper's rule `omega = c1 |I-| / (c1 |I-| + c2 |I+|)`; the others take the costs as class weights
     (AdaBoost: as sample weights). Two-layer MKL is the book's reading (`TwoLayerMKL`), tuned like the baselines.
 
     Reference: zhou2016vcmkl, Sec. 5.2, Table 2; zhuang2011twolayer."""
@@ -258,7 +258,7 @@ def run_table2(n_train=None,           # subsample the training half (None: all 
             if name in methods:
                 bank = KernelBank(kern)
                 Ks = bank.fit_transform(Xtr)
-                r = solve_vcmkl(Ks, ytr, nu, gamma=g, solver="pddp", max_iter=max_iter, warn=False)
+                r = solve_vcmkl(Ks, ytr, nu, omega=g, solver="pddp", max_iter=max_iter, warn=False)
                 row[name] = cost(yte, np.where(r.decision_function(bank.transform(Xte)) > 0, 1, -1), c1, c2)
         sw = np.where(ytr < 0, c1, c2).astype(float)
         for name, est in _table2_baselines({-1: c1, 1: c2}, quick, cv).items():

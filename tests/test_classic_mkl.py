@@ -17,9 +17,9 @@ KS = [Gaussian(0.1), Gaussian(1.0)]
 
 
 # scikit-learn's checks; the classifiers are binary (tag multi_class=False), IKL searches one narrow Gaussian range
-@parametrize_with_checks([LpMKL(KS), LpMKL(KS, p=1), LpMKL(KS, memory_budget=1.0), GMKL(KS), GMKL(KS, memory_budget=1.0), GMKL(KS, reg="l2"), NLMKL(KS),
-                          IKL(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2), TwoLayerMKL(KS),
-                          TwoLayerMKL(KS, p=2, class_weight="balanced")])
+@parametrize_with_checks([LpMKL(KS), LpMKL(KS, q=1), LpMKL(KS, memory_budget=1.0), GMKL(KS), GMKL(KS, memory_budget=1.0), GMKL(KS, reg="l2"), NLMKL(KS),
+                          IKL(families=("gaussian",), gamma_range=(0.5, 2.0), max_outer=2), TwoLayerMKL(KS),
+                          TwoLayerMKL(KS, q=2, class_weight="balanced")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -46,7 +46,7 @@ def _cvx_dual(Ks, y, C, penalty):
 @pytest.mark.parametrize("p", [1.5, 2.0, 3.0])
 def test_lp_mkl_matches_the_cvxpy_dual(p):
     _, y, Ks = _problem()
-    r = lp_mkl(Ks, y, p=p, C=1.0, tol=1e-6)
+    r = lp_mkl(Ks, y, q=p, C=1.0, tol=1e-6)
     ref = _cvx_dual(Ks, y, 1.0, lambda t: 0.5 * cp.norm(t, p / (p - 1)))
     assert r.status == "optimal" and r.lower <= r.objective
     assert abs(r.objective - ref) <= 1e-5 * abs(ref)
@@ -55,10 +55,10 @@ def test_lp_mkl_matches_the_cvxpy_dual(p):
 
 def test_lp_mkl_p1_agrees_with_l1_mkl_within_the_certificates():
     _, y, Ks = _problem(seed=1)
-    a, b = lp_mkl(Ks, y, p=1, tol=1e-5), l1_mkl(Ks, y, tol=1e-5)
+    a, b = lp_mkl(Ks, y, q=1, tol=1e-5), l1_mkl(Ks, y, tol=1e-5)
     assert a.status == b.status == "optimal"
     assert abs(a.objective - b.objective) <= (a.gap + b.gap) * max(1.0, abs(b.objective))
-    plain = lp_mkl(Ks, y, p=1, tol=1e-5, accelerate=False, max_iter=20000)
+    plain = lp_mkl(Ks, y, q=1, tol=1e-5, accelerate=False, max_iter=20000)
     assert plain.status == "optimal" and plain.n_iter > a.n_iter         # the over-relaxation pays
     assert abs(plain.objective - a.objective) <= 2e-5 * abs(a.objective)
 
@@ -112,7 +112,7 @@ def test_nlmkl_gradient_is_the_derivative_and_the_fit_is_stationary():
     fd = np.array([(F(mu + 1e-6 * e) - F(mu - 1e-6 * e)) / 2e-6 for e in np.eye(4)])
     assert np.abs(grad - fd).max() < 1e-5 * np.abs(fd).max()
     for p in (1, 2):
-        r = nlmkl(Ks, y, lam=lam, p=p, tol=1e-7)
+        r = nlmkl(Ks, y, lam=lam, q=p, tol=1e-7)
         assert r.status == "stationary point" and r.objective <= F(project_ball(np.full(4, 1.0), 0 * mu, 1.0, p))
         assert abs(r.objective - F(r.weights)) < 1e-9 * r.objective
 
@@ -120,10 +120,10 @@ def test_nlmkl_gradient_is_the_derivative_and_the_fit_is_stationary():
 def test_ikl_on_a_single_width_is_l1_mkl_on_the_same_kernels():
     X, y, _ = _problem(seed=4)
     start = [Polynomial(2), Gaussian(5.0)]
-    r = ikl(X, y, families=("gaussian",), tau_range=(0.5, 0.5), kernels=start, master_tol=1e-7, tol=1e-6)
+    r = ikl(X, y, families=("gaussian",), gamma_range=(0.5, 0.5), kernels=start, master_tol=1e-7, tol=1e-6)
     Ks = KernelBank(start + [Gaussian(0.5)], normalize="trace").fit_transform(X) * len(y)
     ref = l1_mkl(Ks, y, tol=1e-7)
-    assert r.status == "optimal"                  # a one-point range of tau: the sup over it is exact
+    assert r.status == "optimal"                  # a one-point range of gamma: the sup over it is exact
     assert abs(r.objective - ref.objective) <= 1e-5 * abs(ref.objective)
 
 
@@ -145,12 +145,12 @@ def test_two_layer_gradient_is_the_derivative_and_nothing_on_a_grid_is_lower():
     n, R = 30, 1.5
     grid = np.array([[i, j, n - i - j] for i in range(n + 1) for j in range(n + 1 - i)]) * R / n
     for p, K3 in ((1, Ks[:3]), (1, Ks[1:])):
-        r = two_layer_mkl(K3, y, radius=R, p=p, tol=1e-6)
+        r = two_layer_mkl(K3, y, radius=R, q=p, tol=1e-6)
         vals = np.array([_two_layer_value(K3, y, g) for g in grid])
         assert r.status == "stationary point" and abs(r.weights.sum() - R) < 1e-9      # on the sphere
         assert r.objective <= vals.min() + 1e-9 * abs(vals.min())
         assert abs(r.objective - _two_layer_value(K3, y, r.weights)) <= 1e-7 * abs(r.objective)
-    r2 = two_layer_mkl(Ks, y, p=2, tol=1e-6)
+    r2 = two_layer_mkl(Ks, y, q=2, tol=1e-6)
     assert r2.status == "stationary point" and abs(np.linalg.norm(r2.weights) - 1) < 1e-9
 
 
@@ -179,14 +179,14 @@ def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
     K0 = Ks.copy()
     with pytest.raises(ValueError, match="psd='allow' is"):
         lp_mkl(Ks, y, psd="allow")
-    with pytest.raises(ValueError, match=r"p must be a number in \[1, inf\)"):
-        lp_mkl(Ks, y, p=0.5)
+    with pytest.raises(ValueError, match=r"q must be a number in \[1, inf\)"):
+        lp_mkl(Ks, y, q=0.5)
     with pytest.raises(ValueError, match="reg must be"):
         gmkl(Ks, y, reg="l3")
     with pytest.raises(ValueError, match="l1 regulariser only"):
         gmkl(Ks, y, reg="l2", method="silp")
-    with pytest.raises(ValueError, match="p must be one of"):
-        nlmkl(Ks, y, p=3)
+    with pytest.raises(ValueError, match="q must be one of"):
+        nlmkl(Ks, y, q=3)
     with pytest.raises(ValueError, match="positive"):
         nlmkl(Ks, y, lam=0)
     with pytest.raises(ValueError, match="combination must be"):
@@ -198,7 +198,7 @@ def test_bad_input_gets_a_clear_error_and_inputs_are_not_modified():
     with pytest.raises(ValueError, match="psd='allow' is not"):
         two_layer_mkl(Ks, y, psd="allow")
     with pytest.raises(ValueError, match="not a boolean"):
-        two_layer_mkl(Ks, y, p=True)
+        two_layer_mkl(Ks, y, q=True)
     from mklbook.kernels import FeatureStack
     with pytest.raises(TypeError, match="not a FeatureStack"):
         two_layer_mkl(FeatureStack(np.eye(len(y))[:, :4]), y)
@@ -283,7 +283,7 @@ def test_inexact_inner_solves_keep_the_certificate_and_the_machine_is_certified(
     "Early SVM solves stop at libsvm's accuracy; the bounds stay valid and the machine returned meets svm_tol."
     _, y, Ks = _problem(seed=9)
     ref = _cvx_dual(Ks, y, 1.0, lambda t: 0.5 * cp.norm(t, 2))
-    r = lp_mkl(Ks, y, p=2, tol=1e-6)
+    r = lp_mkl(Ks, y, q=2, tol=1e-6)
     assert r.lower <= ref * (1 + 1e-7) and r.objective >= ref * (1 - 1e-7) and r.machine_gap <= 1e-9
     exact = svm_dual(combine_kernels(Ks, r.weights), y, tol=1e-12, psd="trusted")
     assert abs(exact.objective - r.objective) <= 1e-6 * abs(ref)
@@ -321,9 +321,9 @@ def test_a_string_boolean_and_bad_hyper_parameters_are_refused_by_declaration(Es
     msg = f"The 'center' parameter of {Est.__name__} must be an instance of 'bool'"
     with pytest.raises(InvalidParameterError, match=msg):
         Est(KS, center="False").fit(X, y)
-    bad = {LpMKL: [("p", 0.5), ("p", np.inf), ("C", -1)], GMKL: [("sigma", 0), ("reg", "l3"), ("method", "newton")],
-           NLMKL: [("p", 3), ("lam", 0), ("Lambda", -1.0)],
-           TwoLayerMKL: [("radius", 0), ("p", 3), ("class_weight", "even")]}[Est]
+    bad = {LpMKL: [("q", 0.5), ("q", np.inf), ("C", -1)], GMKL: [("sigma", 0), ("reg", "l3"), ("method", "newton")],
+           NLMKL: [("q", 3), ("lam", 0), ("Lambda", -1.0)],
+           TwoLayerMKL: [("radius", 0), ("q", 3), ("class_weight", "even")]}[Est]
     for name, value in bad:
         with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of {Est.__name__} must be"):
             Est(KS, **{name: value}).fit(X, y)
@@ -333,7 +333,7 @@ def test_project_ball_refuses_what_has_no_projection():
     v, z = np.ones(3), np.zeros(3)
     for args, msg in [((v, z, -1.0, 1), "Lambda must be a positive"), ((v, z, 0.0, 2), "Lambda must be a positive"),
                       ((v, -np.ones(3), 1.0, 2), "mu0 has negative entries"), ((np.r_[1.0, np.nan, 0], z, 1.0, 2), "v"),
-                      ((v, z, 1.0, 3), r"p must be one of \(1, 2\)"), ((v, z, 1.0, True), "not a boolean"),
+                      ((v, z, 1.0, 3), r"q must be one of \(1, 2\)"), ((v, z, 1.0, True), "not a boolean"),
                       ((v, np.zeros(2), 1.0, 2), "mu0 must be a vector of 3"), ((np.ones((2, 2)), z, 1.0, 2), "1-D")]:
         with pytest.raises(ValueError, match=msg):
             project_ball(*args)
@@ -448,7 +448,7 @@ def _feature_problem(m=70, seed=2):
 def test_lp_mkl_square_in_feature_space_is_the_explicit_stack_solution_and_cvxpy_is_inside_its_interval(p):
     FS, y = _feature_problem()
     Phi0 = FS.Phi.copy()
-    fast, ref = lp_mkl_square(FS, y, p=p, tol=1e-9), lp_mkl_square(FS.toarray(), y, p=p, tol=1e-9)
+    fast, ref = lp_mkl_square(FS, y, q=p, tol=1e-9), lp_mkl_square(FS.toarray(), y, q=p, tol=1e-9)
     assert fast.status == ref.status == "optimal" and np.array_equal(FS.Phi, Phi0)
     assert abs(fast.objective - ref.objective) <= 1e-8 * ref.objective
     np.testing.assert_allclose(fast.weights, ref.weights, atol=1e-6)
@@ -467,12 +467,12 @@ def test_lp_mkl_square_refuses_what_it_cannot_solve():
     FS, y = _feature_problem()
     with pytest.raises(ValueError, match="psd='allow' is not available"):
         lp_mkl_square(FS.toarray(), y, psd="allow")
-    with pytest.raises(ValueError, match="p must be a number in"):
-        lp_mkl_square(FS, y, p=0.5)
+    with pytest.raises(ValueError, match="q must be a number in"):
+        lp_mkl_square(FS, y, q=0.5)
     with pytest.raises(ValueError, match="targets"):
         lp_mkl_square(FS, y[:-1])
     with pytest.warns(Warning, match="stopped|max_iter|gap"):
-        r = lp_mkl_square(FS, y, p=1, tol=1e-12, max_iter=2)
+        r = lp_mkl_square(FS, y, q=1, tol=1e-12, max_iter=2)
     assert r.status == "max_iter" and r.lower <= r.objective
 
 

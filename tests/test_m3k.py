@@ -1,4 +1,4 @@
-"""M3K (Cortes et al. 2013): margin LP, SILP vs QCLP, the two extremes of gamma0, bad input, scikit-learn compatibility."""
+"""M3K (Cortes et al. 2013): margin LP, SILP vs QCLP, the two extremes of zeta0, bad input, scikit-learn compatibility."""
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -47,8 +47,8 @@ def test_bad_input():
         solve_m3k(Ks, np.zeros(36))
     with pytest.raises(ValueError, match="C must be"):
         solve_m3k(Ks, y, C=0.0)
-    with pytest.raises(ValueError, match="gamma0 must be"):
-        solve_m3k(Ks, y, gamma0="min")
+    with pytest.raises(ValueError, match="zeta0 must be"):
+        solve_m3k(Ks, y, zeta0="min")
     with pytest.raises(ValueError, match="q must be"):
         max_kernel_margin(Ks, y, q=3)
     bad = Ks.copy()
@@ -60,19 +60,19 @@ def test_bad_input():
     with pytest.raises(ValueError, match="not symmetric"):
         solve_m3k(Ks + np.triu(np.ones(36), 1)[None], y)
     with pytest.raises(ValueError, match="relative=True"):
-        M3KClassifier(gamma0=2.0, relative=True).fit(np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2)
+        M3KClassifier(zeta0=2.0, relative=True).fit(np.random.default_rng(0).standard_normal((20, 2)), np.arange(20) % 2)
     Xr, yr = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
     for rel in (False, True):
-        with pytest.raises(ValueError, match="The 'gamma0' parameter of M3KClassifier must be .* Got True instead"):
-            M3KClassifier(gamma0=True, relative=rel).fit(Xr, yr)       # a boolean is not a number (NumberInterval)
+        with pytest.raises(ValueError, match="The 'zeta0' parameter of M3KClassifier must be .* Got True instead"):
+            M3KClassifier(zeta0=True, relative=rel).fit(Xr, yr)       # a boolean is not a number (NumberInterval)
     for mi in ("a", 0.5, 0, True):
         with pytest.raises(ValueError, match="max_iter must be"):
             solve_m3k(Ks, y, max_iter=mi)
-    for kw, msg in ((dict(rho=0.0), "rho"), (dict(delta=3.0), "delta"), (dict(c=1.5), "c is"), (dict(m=0), "m is")):
-        args = dict(margin_loss=0.1, rademacher=0.2, c=3, rho=1.0, m=45) | kw
+    for kw, msg in ((dict(theta=0.0), "theta"), (dict(delta=3.0), "delta"), (dict(c=1.5), "c is"), (dict(m=0), "m is")):
+        args = dict(margin_loss=0.1, rademacher=0.2, c=3, theta=1.0, m=45) | kw
         with pytest.raises(ValueError, match=msg):
             theorem1_bound(**args)
-    with pytest.raises(ValueError, match="gamma0 must be a finite"):
+    with pytest.raises(ValueError, match="zeta0 must be a finite"):
         max_over_margin_set(Ks, y, np.ones(4), None)
     with pytest.raises(ValueError, match="one entry per kernel"):
         max_over_margin_set(Ks, y, np.ones(3), 0.0)
@@ -83,9 +83,9 @@ def test_silp_lower_bound_is_below_the_qclp_optimum():
     Ks, y = _problem()
     gmax = max_kernel_margin(Ks, y).objective
     for g0 in (None, 0.5 * gmax, 0.9 * gmax):
-        q = solve_m3k(Ks, y, gamma0=g0, solver="qclp", tol=1e-8)
+        q = solve_m3k(Ks, y, zeta0=g0, solver="qclp", tol=1e-8)
         for mi in (1, 2, 3, 50):
-            r = solve_m3k(Ks, y, gamma0=g0, tol=1e-8, max_iter=mi, warn=False)
+            r = solve_m3k(Ks, y, zeta0=g0, tol=1e-8, max_iter=mi, warn=False)
             assert r.lower <= q.objective + 1e-6 * abs(q.objective) <= r.upper + 2e-6 * abs(q.objective)
         assert r.status == "optimal"
 
@@ -107,7 +107,7 @@ def test_uniform_cs_is_crammer_singer_on_the_mean_kernel():
     # differed by 3e-5 on this set): compare two certified machines at a tight tolerance
     for kw in ({}, PAPER_SETTINGS):
         one = UniformCSClassifier(bank[:1], C=2.0, tol=1e-10, **kw).fit(X, y)
-        mc = M3KClassifier(bank[:1], C=2.0, gamma0=None, tol=1e-10, **kw).fit(X, y)
+        mc = M3KClassifier(bank[:1], C=2.0, zeta0=None, tol=1e-10, **kw).fit(X, y)
         np.testing.assert_allclose(one.decision_function(X), mc.decision_function(X), atol=1e-6)
 
 
@@ -117,8 +117,8 @@ def test_estimator_multiclass_and_binary():
     est = M3KClassifier(C=1.0).fit(X, y)
     assert est.decision_function(X).shape == (150, 3) and est.score(X, y) > 0.9
     assert est.weights_.sum() == pytest.approx(1.0)
-    mc = M3KClassifier(gamma0=None).fit(X, y)
-    assert mc.result_.gamma0 == -np.inf and mc.result_.status == "optimal"
+    mc = M3KClassifier(zeta0=None).fit(X, y)
+    assert mc.result_.zeta0 == -np.inf and mc.result_.status == "optimal"
     yb = (y == 2).astype(int)
     b = M3KClassifier().fit(X, yb)
     assert b.decision_function(X).shape == (150,) and b.score(X, yb) > 0.9
@@ -128,18 +128,18 @@ def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypa
     import mklbook.m3k as m3k
     Ks, y = _problem()
     gmax = max_kernel_margin(Ks, y).objective
-    direct = solve_m3k(Ks, y, C=1.0, gamma0=0.5 * gmax, tol=1e-7)
+    direct = solve_m3k(Ks, y, C=1.0, zeta0=0.5 * gmax, tol=1e-7)
     calls = []
     real = m3k._max_margin
     monkeypatch.setattr(m3k, "_max_margin", lambda *a, **k: calls.append(1) or real(*a, **k))
-    rel = solve_m3k(Ks, y, C=1.0, gamma0=0.5, relative=True, tol=1e-7)
+    rel = solve_m3k(Ks, y, C=1.0, zeta0=0.5, relative=True, tol=1e-7)
     assert len(calls) == 1                                    # one LP (5) for the scaling and the feasibility check
-    assert rel.gamma0 == pytest.approx(0.5 * gmax, rel=1e-12)
+    assert rel.zeta0 == pytest.approx(0.5 * gmax, rel=1e-12)
     assert rel.objective == pytest.approx(direct.objective, rel=1e-6)
     np.testing.assert_allclose(rel.weights, direct.weights, atol=1e-4)
     with pytest.raises(ValueError, match="fraction f <= 1"):
-        solve_m3k(Ks, y, gamma0=1.5, relative=True)
-    assert solve_m3k(Ks, y, gamma0=None, relative=True).gamma0 == -np.inf   # MCMKL is unaffected by relative
+        solve_m3k(Ks, y, zeta0=1.5, relative=True)
+    assert solve_m3k(Ks, y, zeta0=None, relative=True).zeta0 == -np.inf   # MCMKL is unaffected by relative
 
 
 @pytest.mark.parametrize("cls", [M3KClassifier, UniformCSClassifier])
@@ -162,10 +162,10 @@ def test_parameter_constraints_shared(cls, param, value, expected):
 
 
 @pytest.mark.parametrize("param, value, expected", [
-    ("gamma0", "min", "The 'gamma0' parameter of M3KClassifier must be a str among {'max'}, a float in the range "
+    ("zeta0", "min", "The 'zeta0' parameter of M3KClassifier must be a str among {'max'}, a float in the range "
                       "[-inf, inf) or None. Got 'min' instead."),
-    ("gamma0", np.inf, "The 'gamma0' parameter of M3KClassifier must be"),
-    ("gamma0", np.nan, "The 'gamma0' parameter of M3KClassifier must be"),
+    ("zeta0", np.inf, "The 'zeta0' parameter of M3KClassifier must be"),
+    ("zeta0", np.nan, "The 'zeta0' parameter of M3KClassifier must be"),
     ("relative", "False", "The 'relative' parameter of M3KClassifier must be an instance of 'bool'"),
     ("relative", 1, "The 'relative' parameter of M3KClassifier must be an instance of 'bool'"),
     ("max_iter", 0, "The 'max_iter' parameter of M3KClassifier must be an int in the range [1, inf). Got 0 instead."),
@@ -181,8 +181,8 @@ def test_parameter_constraints_m3k(param, value, expected):
 def test_parameter_constraints_accept_the_documented_values():
     "'max', a number (absolute, or a fraction with relative=True), None and -inf (MCMKL); intercept_scaling 0 (none)."
     X, y = np.random.default_rng(0).standard_normal((30, 2)), np.arange(30) % 3
-    for kw in (dict(gamma0="max"), dict(gamma0=None), dict(gamma0=-np.inf), dict(gamma0=0.5, relative=True),
-               dict(gamma0=np.float64(-1.0)), dict(intercept_scaling=0), dict(relative=np.True_, gamma0=1)):
+    for kw in (dict(zeta0="max"), dict(zeta0=None), dict(zeta0=-np.inf), dict(zeta0=0.5, relative=True),
+               dict(zeta0=np.float64(-1.0)), dict(intercept_scaling=0), dict(relative=np.True_, zeta0=1)):
         est = M3KClassifier(**kw).fit(X, y)
         assert est.result_.converged, kw
     UniformCSClassifier(intercept_scaling=0.0).fit(X, y)

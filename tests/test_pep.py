@@ -11,7 +11,7 @@ from mklbook.pep import (FKLClassifier, FKLRegressor, IFKLClassifier, IFKLRegres
                          empirical_pep, fkl, fkl_path, gaussian_pep, ifkl, pep_bank, theorem2_bound)
 
 KS = [Gaussian(0.1), Gaussian(1.0)]
-SMALL = dict(families=("gaussian",), tau_range=(0.5, 2.0), max_outer=2)
+SMALL = dict(families=("gaussian",), gamma_range=(0.5, 2.0), max_outer=2)
 
 
 # scikit-learn's checks use tiny data sets (as few as ~10 points), so t = 2 (t must stay below the sample size) and, for
@@ -145,7 +145,7 @@ def test_non_psd_input_refused():
 
 def test_ifkl_ranges_without_grid_points():
     X, y = _data(50)
-    r = ifkl(X, y, t=2, families=("gaussian",), tau_range=(0.3, 0.4), warn=False)
+    r = ifkl(X, y, t=2, families=("gaussian",), gamma_range=(0.3, 0.4), warn=False)
     assert all(0.3 * (1 - 1e-12) <= v <= 0.4 * (1 + 1e-12) for _, v in r.params)
     r = ifkl(X, y, t=2, families=("polynomial",), degree_range=(2.2, 3.5), warn=False)
     assert [v for _, v in r.params] == [3]
@@ -222,7 +222,7 @@ def _master_qcqp(Ks, peps, y, lam, C):
 
 
 def _fine_grid_value(X, y, lam, t, C, n_widths=1001):
-    """An upper bound V on the continuum optimum, within 1e-8 of FKL over `n_widths` Gaussian widths (log2 tau evenly
+    """An upper bound V on the continuum optimum, within 1e-8 of FKL over `n_widths` Gaussian widths (log2 gamma evenly
     in [-10, 10]) and the degrees 1..20: column generation with exact (cvxpy) masters and exhaustive pricing."""
     from mklbook.pep import _quads
     fams = _Families(X, ("gaussian", "polynomial"), (2.0 ** -10, 2.0 ** 10), (1, 20))

@@ -46,8 +46,8 @@ def test_bad_input():
         solve_vcmkl(Ks, y, nu=0.9)
     with pytest.raises(ValueError, match="solver"):
         solve_vcmkl(Ks, y, solver="newton")
-    with pytest.raises(ValueError, match="gamma"):
-        solve_vcmkl(Ks, y, gamma=1.5)
+    with pytest.raises(ValueError, match="omega"):
+        solve_vcmkl(Ks, y, omega=1.5)
     bad = Ks.copy(); bad[0, 0, 0] = np.nan
     with pytest.raises(ValueError):
         solve_vcmkl(bad, y)
@@ -57,7 +57,7 @@ def test_bad_input():
 
 def test_estimator_clone_pickle():
     X, y = toy()
-    clf = VCMKLClassifier([Linear()] * 3, nu=0.1, gamma=None, max_iter=10).fit(X, y)   # the paper's gamma = |I-| / l
+    clf = VCMKLClassifier([Linear()] * 3, nu=0.1, omega=None, max_iter=10).fit(X, y)   # omega = |I-| / l (the paper's gamma)
     assert clf.score(X, y) > 0.85
     c2 = pickle.loads(pickle.dumps(clf))
     assert np.allclose(c2.decision_function(X), clf.decision_function(X))
@@ -128,14 +128,14 @@ def test_seeds_are_validated():
             solve_vcmkl(Ks, y, **bad)
 
 
-def _brute_force_opt1(X, y, nu, gamma):
+def _brute_force_opt1(X, y, nu, omega):
     """Global optimum of the balanced OPT1 by enumerating every vertex assignment of negatives to the two rules and
     solving the inner convex problem of Proposition 1 with cvxpy (an independent formulation: the primal, not the dual)."""
     import itertools
     import cvxpy as cp
     l, d = X.shape
     Ip, In = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
-    need = int(np.ceil(l * nu / (2 * (1 - gamma)) - 1e-12))      # dual feasibility: negatives per rule
+    need = int(np.ceil(l * nu / (2 * (1 - omega)) - 1e-12))      # dual feasibility: negatives per rule
     best = np.inf
     for bits in itertools.product((0, 1), repeat=len(In)):
         lam = np.array([[1 - b, b] for b in bits], dtype=float)
@@ -146,8 +146,8 @@ def _brute_force_opt1(X, y, nu, gamma):
         R = np.ones((l, 1)) @ cp.reshape(rho, (1, 2), order="C")
         xp, xn = cp.Variable(len(Ip), nonneg=True), cp.Variable((len(In), 2), nonneg=True)
         cons = [xp[:, None] @ np.ones((1, 2)) >= R[Ip] - F[Ip], xn >= R[In] + F[In]]
-        obj = (0.5 * cp.sum_squares(W) - nu * cp.sum(rho) + gamma / l * cp.sum(xp)
-               + (1 - gamma) / l * cp.sum(cp.multiply(lam, xn)))
+        obj = (0.5 * cp.sum_squares(W) - nu * cp.sum(rho) + omega / l * cp.sum(xp)
+               + (1 - omega) / l * cp.sum(cp.multiply(lam, xn)))
         pr = cp.Problem(cp.Minimize(obj), cons)
         pr.solve(solver="CLARABEL")
         best = min(best, pr.value)
@@ -163,7 +163,7 @@ def test_exact_methods_reach_the_brute_force_optimum_on_a_tiny_problem(nu):
     Ks = np.stack([X @ X.T, X @ X.T])
     ref = _brute_force_opt1(X, y, nu, 0.5)
     for solver in ("pddp", "am", "cccp", "sgd"):
-        r = solve_vcmkl(Ks, y, nu=nu, gamma=0.5, solver=solver)
+        r = solve_vcmkl(Ks, y, nu=nu, omega=0.5, solver=solver)
         assert r.objective >= ref - 1e-7 * abs(ref), (solver, r.objective, ref)     # nobody beats the global optimum
         if solver != "sgd":                                                          # the exact methods attain it here
             assert r.objective == pytest.approx(ref, rel=1e-5), (solver, r.objective, ref)
@@ -331,7 +331,7 @@ def test_defaults_do_not_trade_the_majority_away(minority_label):
     """With the minority as the consensus class (+1) or as the veto class (-1), held-out accuracy meets the rule for
     defaults (at least the majority rate minus one point and SVC() minus three), and no split falls to the minority rate.
     Before the fix (nu chosen among VCMKL settings only, idle rules vetoing, threshold 0) the minority-as-veto case fell
-    to the minority rate on some splits; without the refit guard, one split with gamma = 1/2 fell to 0.23."""
+    to the minority rate on some splits; without the refit guard, one split with omega = 1/2 fell to 0.23."""
     from sklearn.dummy import DummyClassifier
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
@@ -376,8 +376,8 @@ def test_best_threshold_prefers_zero_and_reaches_the_constant_rules():
     (dict(nu=-1), "The 'nu' parameter of VCMKLClassifier must be"),
     (dict(nu=1.5), "The 'nu' parameter of VCMKLClassifier must be"),
     (dict(nu="fast"), "The 'nu' parameter of VCMKLClassifier must be"),
-    (dict(gamma=1.0), "The 'gamma' parameter of VCMKLClassifier must be"),
-    (dict(gamma="False"), "The 'gamma' parameter of VCMKLClassifier must be"),
+    (dict(omega=1.0), "The 'omega' parameter of VCMKLClassifier must be"),
+    (dict(omega="False"), "The 'omega' parameter of VCMKLClassifier must be"),
     (dict(solver="newton"), "The 'solver' parameter of VCMKLClassifier must be a str among"),
     (dict(max_iter=0), "The 'max_iter' parameter of VCMKLClassifier must be an int in the range"),
     (dict(max_iter=2.5), "The 'max_iter' parameter of VCMKLClassifier must be an int"),
