@@ -421,13 +421,13 @@ def _alignment_krr_loop(krr, a, Q, eta, mu, tol, max_iter):
         it += 1
         target, _, _ = nonneg_quadratic(Q, (b + eta * a) / 2)
         d = target - mu
-        eta = 1.0
+        step = 1.0
         while True:
-            cand = np.maximum(mu + eta * d, 0.0)
+            cand = np.maximum(mu + step * d, 0.0)
             Fc, gc, ac, bc = _eq9(krr, cand, a, Q, eta)
-            if Fc <= F - 1e-4 * eta * max(0.0, -(grad @ d)) or eta < 1e-8:
+            if Fc <= F - 1e-4 * step * max(0.0, -(grad @ d)) or step < 1e-8:
                 break
-            eta /= 2
+            step /= 2
         if Fc > F + 1e-12 * abs(F):      # no decrease possible: numerically stationary
             break
         mu, F, grad, alpha, b = cand, Fc, gc, ac, bc

@@ -62,7 +62,7 @@ def _scale(X, how):
 
 def median_width_check(name: str,            # a key of TABLE2: "kinematics", "ionosphere", "german", "spambase", "splice"
                        quick: bool = False,  # unused: the check always draws the paper's sample size
-                       ) -> dict:            # {"raw" | "minmax": (median squared distance, 2^g0 <= 1/median <= 2^g1)}
+                       ) -> dict:            # {"raw" | "minmax": (median squared distance, 2^j0 <= 1/median <= 2^j1)}
     r"""Median squared distance of a Table 2 set under raw and $[0,1]$ scaling, and whether the $\gamma$ range brackets its inverse.
 
     $$\mathrm{med}=\operatorname{median}_{i<j}\lVert x_i-x_j\rVert^2,\qquad2^{j_0}\le1/\mathrm{med}\le2^{j_1}$$
@@ -113,7 +113,7 @@ RIDGE_GRID = [1e-3, 1e-2, 1e-1, 1.0, 10.0]
 
 
 def alignment_methods(task: str,                       # "classification" (SVM second stage) or "regression" (KRR)
-                      gammas,                          # widths of the Gaussian bank, exp(-gamma ||x - x'||^2)
+                      gammas,                          # Gaussian parameters of the bank, exp(-gamma ||x - x'||^2)
                       include_one_stage: bool = True,  # add the one-stage baseline (L1MKL or L2KRRMKL) as "1-stage"
                       ) -> dict:                       # {name: (estimator, param_grid)}: unif, 1-stage, align, alignf
     """The methods of Table 2 on one bank of Gaussian kernels, each with the grid its regularisation is tuned on.

@@ -280,10 +280,10 @@ def alignment_predictor(
 def gamma_hat(
     K_test,   # raw kernel values (n, m) between n points and the m training points
     K_train,  # raw kernel matrix (m, m) of the training points
-) -> np.ndarray:  # (n,) values gamma_hat(x) >= 0
-    r"""Empirical $\gamma(x)$ of Section 4.2 at the points of the rows of `K_test` (its supremum is Theorem 13's $\Gamma$).
+) -> np.ndarray:  # (n,) values xi_hat(x) >= 0
+    r"""Empirical $\xi(x)$ of Section 4.2 at the points of the rows of `K_test` (its supremum is Theorem 13's $\Gamma$).
 
-    $$\hat\gamma(x)=\sqrt{\frac{\frac1m\sum_{i=1}^mK_c(x,x_i)^2}{\|\mathbf K_c\|_F^2/m^2}}$$
+    $$\hat\xi(x)=\sqrt{\frac{\frac1m\sum_{i=1}^mK_c(x,x_i)^2}{\|\mathbf K_c\|_F^2/m^2}}$$
 
     Reference: cortes2012alignment, Sec. 4.2."""
     K_train = check_stack(K_train, "K_train")[0]
@@ -291,13 +291,13 @@ def gamma_hat(
     K_test = check_stack(K_test, "K_test", square=False, m=m)[0]
     a_hat = (center(K_train) ** 2).mean()
     if a_hat <= 0:
-        raise ValueError("the kernel is constant on the training sample (||K_c||_F = 0): gamma is undefined.")
+        raise ValueError("the kernel is constant on the training sample (||K_c||_F = 0): xi_hat is undefined.")
     return np.sqrt((center_test(K_test, K_train) ** 2).mean(axis=1) / a_hat)
 
 # %% ../nbs/11_alignment_theory.ipynb #54067fc6
 def theorem13_bound(
     rho,    # centered alignment rho(K, K_Y), in [-1, 1]
-    Gamma,  # sup_x gamma(x) >= 1
+    Gamma,  # sup_x xi(x) >= 1
 ):
     r"""Theorem 13: error bound of the alignment predictor $h^*$ in binary classification (labels $\pm1$, centered).
 
@@ -308,7 +308,7 @@ def theorem13_bound(
     if (np.abs(rho) > 1 + 1e-12).any():
         raise ValueError(f"rho is an alignment and lies in [-1, 1]; got {rho!r}.")
     if (Gamma < 1 - 1e-9).any():
-        raise ValueError(f"Gamma = sup_x gamma(x) is at least 1 because E[gamma(x)^2] = 1; got {Gamma!r}.")
+        raise ValueError(f"Gamma = sup_x xi(x) is at least 1 because E[xi(x)^2] = 1; got {Gamma!r}.")
     return _out(1 - rho / Gamma)
 
 # %% ../nbs/11_alignment_theory.ipynb #2a6daf3a

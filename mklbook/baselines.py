@@ -475,18 +475,18 @@ def _ridge_rows(m: int,           # training points
     return np.sort(np.random.default_rng(0).choice(m, _RIDGE_ROWS, replace=False))
 
 
-def ridge_by_loo(K,                   # (n, n) kernel on the rows of `_ridge_rows`, at the centre of the weights' set
-                 y,                   # (n,) real targets on those rows
+def ridge_by_loo(K,                   # (m', m') kernel on the m' <= 500 rows of `_ridge_rows`, at the centre of the weights' set
+                 y,                   # (m',) real targets on those rows
                  lams=RIDGE_SEARCH,   # candidate ridges
                  ) -> float:          # the candidate of least exact leave-one-out error
     r"""The ridge of least exact leave-one-out error of KRR (centered targets), all candidates from one eigendecomposition.
 
-    $$\hat\lambda=\arg\min_{\lambda}\frac1n\sum_i\Big(\frac{y_i-\hat f_\lambda(x_i)}{1-S_{\lambda,ii}}\Big)^2,\qquad
+    $$\hat\lambda=\arg\min_{\lambda}\frac1{m'}\sum_i\Big(\frac{y_i-\hat f_\lambda(x_i)}{1-S_{\lambda,ii}}\Big)^2,\qquad
     \mathbf S_\lambda=\mathbf K(\mathbf K+\lambda\mathbf I)^{-1}$$
 
     For a ridge that enters the kernel learning itself: chosen before it, on the kernel at the centre of the weights'
     feasible set and on at most 500 rows (the ridge of $(\mathbf K+\lambda\mathbf I)$ does not grow with $m$ when the
-    kernel's entries do not), it costs one $n^3$ eigendecomposition with $n\le500$. The KRR has an offset: on a
+    kernel's entries do not), it costs one $m'^3$ eigendecomposition with $m'\le500$. The KRR has an offset: on a
     kernel centered with the whole sample's mean and centered targets, leaving $x_i$ out of an offset-free KRR leaks
     $y_i$ back (with $\mathbf K\mathbf 1=0$, $\mathbf k_i=-\mathbf K_{oo}\mathbf 1$, so as $\lambda\to0$ the prediction is
     $-\mathbf 1^\top\mathbf y_o=y_i$) and the criterion would pick the smallest ridge."""
@@ -546,7 +546,7 @@ class L2KRRMKL(CombinedKernelModel):
 # %% ../nbs/12_baselines.ipynb #e03c6106
 @patch
 def _choose_lam(self: L2KRRMKL,
-                kernel_on,  # idx -> the sum of the kernels at trace m on the rows idx, (n, n)
+                kernel_on,  # idx -> the sum of the kernels at trace m on the rows idx, (m', m')
                 y,          # (m,) targets
                 p: int,     # number of kernels
                 ) -> float:

@@ -315,8 +315,8 @@ def benchmark_data(name: str,              # book name in `BINARY_SETS`, `MULTIC
 
 # %% ../nbs/60_benchmark.ipynb #49aa553c
 def bank_widths(n_features: int,  # number d of (standardised) features
-                ) -> np.ndarray:  # (7,) widths gamma, increasing
-    r"""The shared bank's Gaussian widths, for $\exp(-\gamma\|\mathbf x-\mathbf x'\|^2)$ on standardised features.
+                ) -> np.ndarray:  # (7,) Gaussian parameters gamma, increasing
+    r"""The shared bank's Gaussian parameters $\gamma$, for $\exp(-\gamma\|\mathbf x-\mathbf x'\|^2)$ on standardised features.
 
     $$\gamma=2^k/d,\qquad k=-3,\dots,3$$"""
     return 2.0 ** np.arange(-3, 4) / n_features
@@ -347,7 +347,7 @@ GRIDS = {  # full-run grids (3 values of each method's main regularisation const
 }
 
 # %% ../nbs/60_benchmark.ipynb #b3e1a7c2
-def benchmark_methods(n_features: int,     # number of features (fixes the bank's widths)
+def benchmark_methods(n_features: int,     # number of features (fixes the bank's Gaussian parameters)
                       n_classes: int = 2,   # number of classes: binary-only methods are left out above 2
                       methods=None,         # names from `METHODS` (default: all)
                       quick: bool = False,  # each grid reduced to its first and last values

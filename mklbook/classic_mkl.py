@@ -122,7 +122,7 @@ def _inner_tol(gap: float, svm_tol: float) -> float:
 
 class _SVMOracle:
     """SVMs on combinations of one validated stack: the combination built in place in one (m, m) buffer (exp taken in
-    place for two-layer MKL), the quadratic forms q_k = c' K_k c by one matrix-vector product with the flat stack."""
+    place for two-layer MKL), the quadratic forms Q_k = c' K_k c by one matrix-vector product with the flat stack."""
 
     def __init__(self, Ks, y, C, combination: str = "linear"):
         self.y, self.C, self.combination, self.n_solves = y, C, combination, 0
@@ -198,7 +198,7 @@ def _refuse_allow(psd, name: str, why: str):
 # %% ../nbs/14_classic_mkl.ipynb #27eb5e1d
 def _kloft_step(theta, s, q, omega):
     """Kloft's closed-form update `fp` of the weights given s_k = alpha' Y K_k Y alpha, and the step taken: `fp`
-    over-relaxed in log space by `omega` (1: `fp` itself), normalised to the unit Lp sphere."""
+    over-relaxed in log space by `omega` (1: `fp` itself), normalised to the unit L_q sphere."""
     norm_q = lambda v: v / np.sum(v ** q) ** (1.0 / q)
     w = theta * np.sqrt(s)                               # ||w_k||
     if not w.any():
@@ -256,7 +256,7 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
 
     Lower bound $D(\alpha)=\mathbf 1^\top\alpha-\tfrac12\lVert(\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha)_k\rVert_{q^*}$
     at every SVM dual seen; upper bound the SVM primal at the best $\mu$. `accelerate` over-relaxes the update in log
-    space, $\log\mu\leftarrow\log\mu+\omega(\log\mu^{\rm Kloft}-\log\mu)$, doubling $\omega$ (to 64) while $J$
+    space, $\log\mu\leftarrow\log\mu+\kappa(\log\mu^{\rm Kloft}-\log\mu)$, doubling $\kappa$ (to 64) while $J$
     falls and falling back to the plain update when it does not.
 
     Reference: kloft2011lp, Sec. 4 (the analytic update); xu2010glmkl (the group-Lasso view)."""
@@ -285,12 +285,12 @@ def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
 
 # %% ../nbs/14_classic_mkl.ipynb #4c07cbc6
 def _square_features_solver(G, h, yy, col, C):
-    r"""`solve(theta, gap)` for `_kloft_loop`: the square-loss machine at `theta` in the space of the D centered feature columns.
+    r"""`solve(theta, gap)` for `_kloft_loop`: the square-loss machine at `theta` in the space of the N centered feature columns.
 
-    With $\mathbf D=\mathrm{diag}(\theta_{k(j)})$, $\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c$, $\mathbf h=\boldsymbol\Phi^{c\top}\mathbf y_c$:
+    With $\mathbf D=\mathrm{diag}(\mu_{k(j)})$, $\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c$, $\mathbf h=\boldsymbol\Phi^{c\top}\mathbf y_c$:
     $\mathbf u=\mathbf D^{1/2}(\mathbf D^{1/2}\mathbf G\mathbf D^{1/2}+\mathbf I/C)^{-1}\mathbf D^{1/2}\mathbf h$, residual
     $\mathbf e=\mathbf y_c-\boldsymbol\Phi^c\mathbf u$, dual $\mathbf c=C\mathbf e$; $\boldsymbol\Phi^{c\top}\mathbf c=C(\mathbf h-\mathbf G\mathbf u)$ and
-    $\lVert\mathbf e\rVert^2=\lVert\mathbf y_c\rVert^2-2\mathbf h^\top\mathbf u+\mathbf u^\top\mathbf G\mathbf u$: O(D^3) per solve, nothing of size m."""
+    $\lVert\mathbf e\rVert^2=\lVert\mathbf y_c\rVert^2-2\mathbf h^\top\mathbf u+\mathbf u^\top\mathbf G\mathbf u$: O(N^3) per solve, nothing of size m."""
     q_dim = G.shape[0]
 
     def solve(theta, gap):
@@ -362,7 +362,7 @@ def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels 
     is a lower bound at every machine seen; the upper bound is the machine's primal value at the best $\mu$. The update
     of $\mu$ is `lp_mkl`'s ($\lVert\mathbf w_k\rVert=\mu_k\sqrt{\mathbf c^\top\mathbf K_k\mathbf c}$); at $q=1$, where that
     alternation converges sublinearly, the level method's cutting planes on the simplex (the cuts are the same bounds). On a `FeatureStack`
-    each solve is a $D\times D$ system in the $D$ feature columns (nothing of size $m$ after one pass over the features):
+    each solve is an $N\times N$ system in the $N$ feature columns (nothing of size $m$ after one pass over the features):
     the large-$m$ path of `LpMKL` and `L1MKL`. On an array stack, one $(m+1)$ linear system per solve (the reference).
 
     Reference: kloft2011lp, Sec. 4 (any convex loss; the analytic update)."""
@@ -420,7 +420,7 @@ def _gmkl_lower_square(yc, cc, q, sigma, reg, C):
 
 # %% ../nbs/14_classic_mkl.ipynb #470d45b5
 def _gmkl_silp(orc, y, C, sigma, tol, max_iter, svm_tol):
-    "GMKL-l1 by cutting planes on {d >= 0, 1'd <= R}, R = T(0)/sigma, as a simplex with one slack coordinate."
+    "GMKL-l1 by cutting planes on {mu >= 0, 1'mu <= R}, R = T(0)/sigma, as a simplex with one slack coordinate."
     P = orc.P
     R = 2 * C * min((y > 0).sum(), (y < 0).sum()) / sigma     # T(0) = J(0) >= sigma 1'd* + J(d*) >= sigma 1'd*
     box = {"lower": -np.inf, "upper": np.inf}
@@ -519,7 +519,7 @@ def _cut_lp(H, G, R):
 
 
 def _svm_hessian(orc, r):
-    """The Hessian of J(d) while the SVM's free set F stays put: H_kl = (K_k c)_F' [M^-1]_FF (K_l c)_F with
+    """The Hessian of J(mu) while the SVM's free set F stays put: H_kl = (K_k c)_F' [M^-1]_FF (K_l c)_F with
     M = [K_FF 1; 1' 0] at the oracle's last kernel (c = Y alpha); None when F is empty or K_FF singular."""
     C = np.broadcast_to(orc.C, r.alpha.shape)
     F = np.flatnonzero((r.alpha > 1e-9 * C) & (r.alpha < (1 - 1e-9) * C))
@@ -583,8 +583,8 @@ def _gmkl_level(orc, sigma, tol, max_iter, svm_tol, lam: float = 0.3):
 def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
          y,                      # (m,) binary labels
          C: float = 1.0,         # SVM box bound
-         sigma: float = 1.0,     # weight of the regulariser r(d)
-         reg: str = "l1",        # "l1": r = sigma 1'd;  "l2": r = sigma |d|^2 / 2
+         sigma: float = 1.0,     # weight of the regulariser r(mu)
+         reg: str = "l1",        # "l1": r = sigma 1'mu;  "l2": r = sigma |mu|^2 / 2
          method: str = "auto",   # "level", "silp" (l1 only), "projected-gradient" (the paper's); "auto": level for l1
          tol: float = 1e-4,      # relative duality gap at which to stop
          max_iter: int = 500,    # iterations (level, SILP: SVM solves)
@@ -592,15 +592,15 @@ def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
          psd: str = "check",     # "check"/"full" refuse non-PSD kernels, "assume" skips the test
          warn: bool = True,      # ConvergenceWarning unless certified
          ) -> MKLSolution:
-    r"""GMKL (Varma & Babu 2009), sum of kernels: the SVM dual value plus a regulariser of $\mathbf d\ge0$.
+    r"""GMKL (Varma & Babu 2009), sum of kernels: the SVM dual value plus a regulariser of $\mu\ge0$.
 
-    $$\min_{\mathbf d\ge0}T(\mathbf d)=J(\mathbf d)+r(\mathbf d),\qquad
-    \frac{\partial T}{\partial d_k}=-\tfrac12\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha+\frac{\partial r}{\partial d_k}$$
+    $$\min_{\mu\ge0}T(\mu)=J(\mu)+r(\mu),\qquad
+    \frac{\partial T}{\partial \mu_k}=-\tfrac12\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha+\frac{\partial r}{\partial \mu_k}$$
 
-    Convex ($J$ is a maximum of functions linear in $\mathbf d$). Certified by the gap to the dual value of a rescaled
+    Convex ($J$ is a maximum of functions linear in $\mu$). Certified by the gap to the dual value of a rescaled
     SVM dual $s\alpha$: $s\,\mathbf 1^\top\alpha$ with $s^2\max_kq_k\le2\sigma$ (l1),
     $s\mathbf 1^\top\alpha-s^4\sum_kq_k^2/(8\sigma)$ (l2); for l1 the cutting-plane methods ("level", "silp") add Kelley's
-    LP bound on $\{\mathbf 1^\top\mathbf d\le T/\sigma\}$. "level" projects onto a level set of the cutting-plane model.
+    LP bound on $\{\mathbf 1^\top\mu\le T/\sigma\}$. "level" projects onto a level set of the cutting-plane model.
 
     Reference: varma2009gmkl, Sec. 3 (projected gradient); sonnenburg2006 (the cutting planes); kelley1960."""
     t0 = time.perf_counter()
@@ -637,7 +637,7 @@ def project_ball(v,                 # (p,) point to project
                  mu0,               # (p,) centre of the ball, >= 0
                  Lambda: float,     # radius, > 0
                  q: int = 2,        # 1 or 2
-                 ) -> np.ndarray:   # (p,) the nearest point of {mu >= 0, ||mu - mu0||_p <= Lambda}
+                 ) -> np.ndarray:   # (p,) the nearest point of {mu >= 0, ||mu - mu0||_q <= Lambda}
     r"""Euclidean projection onto $\{\mu\ge0,\ \lVert\mu-\mu_0\rVert_q\le\Lambda\}$ ($\mu_0\ge0$, $q\in\{1,2\}$).
 
     For a multiplier $\nu\ge0$ of the ball the problem separates:
@@ -841,12 +841,12 @@ def ikl(X,                          # (m, n_features) training inputs
         ) -> IFKLResult:
     r"""IKL (Gehler & Nowozin 2008): L1-MKL over a continuum of kernels, by column generation.
 
-    $$\min_{\mu\in\Delta}\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\sum_\theta\mu_\theta\,
-    \alpha^\top\mathbf Y\mathbf K_\theta\mathbf Y\alpha,\qquad
-    \text{gap}=\frac{\max_\theta\tfrac12\bar\alpha^\top\mathbf Y\mathbf K_\theta\mathbf Y\bar\alpha-\xi}{\max(1,|J|)},\quad
+    $$\min_{\mu\in\Delta}\max_{\alpha\in\mathcal A}\mathbf 1^\top\alpha-\tfrac12\sum_\psi\mu_\psi\,
+    \alpha^\top\mathbf Y\mathbf K_\psi\mathbf Y\alpha,\qquad
+    \text{gap}=\frac{\max_\psi\tfrac12\bar\alpha^\top\mathbf Y\mathbf K_\psi\mathbf Y\bar\alpha-\xi}{\max(1,|J|)},\quad
     \xi=\mathbf 1^\top\bar\alpha-J$$
 
-    over Gaussian widths and polynomial degrees, each kernel at trace $m$. It is IFKL's column generation with the PEP
+    over Gaussian parameters $\gamma$ and polynomial degrees, each kernel at trace $m$. It is IFKL's column generation with the PEP
     weight $\lambda=0$: the master problem is L1-MKL (cutting planes) on the columns found so far, $\bar\alpha$ its dual
     solution, the new column the most violated constraint found (all integer degrees; a half-octave $\log_2\gamma$ grid
     and a search from each of its local maxima: a certificate local in $\gamma$).
@@ -1119,8 +1119,8 @@ class GMKL(_BinaryMKL):
     r"""GMKL (Varma & Babu 2009), sum of kernels, for binary classification: `gmkl` on the bank's kernels; its certified
     SVM is the model.
 
-    $$\min_{\mathbf d\ge0}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_kd_k\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha
-    +r(\mathbf d)$$
+    $$\min_{\mu\ge0}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_k\mu_k\,\alpha^\top\mathbf Y\mathbf K_k\mathbf Y\alpha
+    +r(\mu)$$
 
     Defaults: `default_bank(X)`, kernels centered at trace m, C = 1, sigma = 1, reg = "l1" (solved by the level method).
     Past `memory_budget` (the stack takes $8pm^2$ bytes): a low-rank bank, the square loss and projected gradient
@@ -1134,7 +1134,7 @@ class GMKL(_BinaryMKL):
     def __init__(self, kernels=None,  # list of kernels for the `KernelBank`; None: `default_bank(X)`
                  C=1.0,               # SVM box bound
                  sigma=1.0,           # weight of the regulariser
-                 reg="l1",            # "l1" (sigma 1'd) or "l2" (sigma |d|^2 / 2)
+                 reg="l1",            # "l1" (sigma 1'mu) or "l2" (sigma |mu|^2 / 2)
                  method="auto",       # "auto", "level", "silp" or "projected-gradient"
                  normalize="trace",   # the bank's normalisation
                  center=True,         # center each kernel with the training statistics
@@ -1257,10 +1257,10 @@ def predict(self: NLMKL,
 
 # %% ../nbs/14_classic_mkl.ipynb #4fa9478a
 class IKL(_Binary, ClassifierMixin, _IFKLBase):
-    r"""IKL (Gehler & Nowozin 2008) binary SVM: L1-MKL over Gaussian widths and polynomial degrees, by column generation.
+    r"""IKL (Gehler & Nowozin 2008) binary SVM: L1-MKL over Gaussian parameters $\gamma$ and polynomial degrees, by column generation.
 
-    $$\min_{\mu\in\Delta}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_\theta\mu_\theta\,\alpha^\top\mathbf Y
-    \mathbf K_\theta\mathbf Y\alpha,\qquad\theta\in[2^{-10},2^{10}]\ \text{(Gaussian)}\cup\{1,\dots,20\}\ \text{(degree)}$$
+    $$\min_{\mu\in\Delta}\max_\alpha\mathbf 1^\top\alpha-\tfrac12\sum_\psi\mu_\psi\,\alpha^\top\mathbf Y
+    \mathbf K_\psi\mathbf Y\alpha,\qquad\gamma\in[2^{-10},2^{10}]\ \text{(Gaussian)}\cup\{1,\dots,20\}\ \text{(degree)}$$
 
     `IFKLClassifier` without the PEP term (lam = 0). Defaults: C = 1, standardised features. On more rows than
     `weight_rows` (2000), or past `memory_budget`, the kernels and weights come from a sample of rows and the SVM is

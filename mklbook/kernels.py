@@ -526,9 +526,9 @@ class Linear(Kernel):
 
 # %% ../nbs/00_kernels.ipynb #c443217c
 class Polynomial(Kernel):
-    r"""Polynomial kernel, PDS for an integer degree $d\ge1$, $\gamma>0$ and $c\ge0$.
+    r"""Polynomial kernel, PDS for an integer degree $d\ge1$, a scale $a>0$ (the argument `gamma`, scikit-learn's name) and $c\ge0$.
 
-    $$K(x,z)=(\gamma\,x\cdot z+c)^d$$
+    $$K(x,z)=(a\,x\cdot z+c)^d$$
 
     Reference: cortes2015vkr, Sec. 6 (Lemma 4) and Sec. 7; liu2017ifkl, Experiments."""
     def __init__(self,
@@ -560,7 +560,7 @@ class Polynomial(Kernel):
 
 # %% ../nbs/00_kernels.ipynb #fc866ac0
 class Gaussian(Kernel):
-    r"""Gaussian kernel of width parameter $\gamma$.
+    r"""Gaussian kernel with Gaussian parameter $\gamma$ (larger: narrower kernel).
 
     $$K(x,z)=\exp(-\gamma\lVert x-z\rVert^2)$$
 
@@ -568,7 +568,7 @@ class Gaussian(Kernel):
     _needs = ("sqdist",)
 
     def __init__(self,
-                 gamma=1.0,          # width parameter, > 0
+                 gamma=1.0,          # Gaussian parameter, > 0 (larger: narrower kernel)
                  columns=None,       # indices of the input columns the kernel sees; None: all of them
                  standardize=False,  # apply the kernel to features standardised with the training statistics
                  ):
@@ -746,14 +746,14 @@ Precomputed.raw = Precomputed.__call__          # index inputs: nothing to stand
 
 
 # %% ../nbs/00_kernels.ipynb #57cabe53
-def gaussian_bank(gammas,                    # width parameters, one kernel each (a scalar gives one kernel)
+def gaussian_bank(gammas,                    # Gaussian parameters, one kernel each (a scalar gives one kernel)
                   standardize: bool = False,  # kernels on features standardised with the training statistics
                   ) -> list:                 # [Gaussian(gamma) for gamma in gammas]
-    r"""Gaussian kernels, one per width $\gamma$ in `gammas`.
+    r"""Gaussian kernels, one per Gaussian parameter $\gamma$ in `gammas`.
 
     $$K_\gamma(x,z)=\exp(-\gamma\lVert x-z\rVert^2),\qquad\gamma\in\texttt{gammas}$$
 
-    Reference: cortes2012alignment, Sec. 5.1 (widths $\gamma\in\{2^{\gamma_0},\dots,2^{\gamma_1}\}$)."""
+    Reference: cortes2012alignment, Sec. 5.1 ($\gamma\in\{2^{j}: j=j_0,\dots,j_1\}$)."""
     return [Gaussian(float(g), standardize=standardize) for g in np.atleast_1d(gammas)]
 
 
@@ -765,7 +765,7 @@ def polynomial_bank(degrees,                   # polynomial degrees d, one kerne
                     ) -> list:                 # [Polynomial(d, coef0, gamma) for d in degrees]
     r"""Polynomial kernels, one per degree $d$ in `degrees`.
 
-    $$K_d(x,z)=(\gamma\,x\cdot z+c)^d$$
+    $$K_d(x,z)=(a\,x\cdot z+c)^d$$
 
     Reference: cortes2015vkr, Sec. 7 ($(x\cdot z+1)^d$, $d=1,\dots,10$)."""
     return [Polynomial(int(d), coef0, gamma, standardize=standardize) for d in np.atleast_1d(degrees)]
@@ -784,7 +784,7 @@ def rank_one_bank(features,  # feature indices j, or an int n for features 0..n-
 
 
 # %% ../nbs/00_kernels.ipynb #b02d4c1f
-DEFAULT_GAMMAS = 2.0 ** np.arange(-3, 4)     # Gaussian widths of the default bank, in units of 1/d
+DEFAULT_GAMMAS = 2.0 ** np.arange(-3, 4)     # Gaussian parameters of the default bank, in units of 1/d
 DEFAULT_DEGREES = np.arange(1, 11)           # polynomial degrees of the default polynomial bank
 
 
@@ -794,10 +794,10 @@ def default_bank(X,                         # (m, d) training inputs
     r"""The book's data-adaptive default bank for training inputs `X`: kernels on standardised features $\tilde x$.
 
     $$K_k(x,z)=\exp\big(-2^k\lVert\tilde x-\tilde z\rVert^2/d\big),\ k=-3,\dots,3;\qquad
-    K_q(x,z)=(\tilde x\cdot\tilde z/s+1)^q,\ q=1,\dots,10,\quad s=\max_i\lVert\tilde x_i\rVert^2$$
+    K_\ell(x,z)=(\tilde x\cdot\tilde z/s+1)^\ell,\ \ell=1,\dots,10,\quad s=\max_i\lVert\tilde x_i\rVert^2$$
 
-    $\tilde x$ is standardised with the training mean and deviation of each feature (`standardize_stats`); the widths
-    and the scale $s$ are derived in the estimators chapter.
+    $\tilde x$ is standardised with the training mean and deviation of each feature (`standardize_stats`); the Gaussian
+    parameters and the scale $s$ are derived in the estimators chapter.
 
     Reference: cortes2012alignment, Sec. 5.1 (the Gaussian family); cortes2015vkr, Sec. 7 (the polynomial family)."""
     X = check_array_2d(X)
@@ -1264,13 +1264,13 @@ def _sqdist_symmetric(X, gram):
 
 @patch
 def _raw(self: KernelBank, X, Z,
-         square_chain: bool = False,  # a Gaussian of width 2*gamma as the square of one of width gamma (one exp)
+         square_chain: bool = False,  # a Gaussian of parameter 2*gamma as the square of one of parameter gamma (one exp)
          idx=None,                    # indices of the bank's kernels to compute; None: all of them
          out=None,                    # (len(idx), n, n') array to fill; None: a new one
          ):
     r"""Raw kernel stack between X and Z, sharing Gram and distance matrices across kernels with the same inputs and
-    writing each kernel in place; with `square_chain`, $e^{-2\gamma D}=(e^{-\gamma D})^2$ turns a bank of widths
-    $2^k\gamma_0$ into one `exp` and squarings."""
+    writing each kernel in place; with `square_chain`, $e^{-2\gamma D}=(e^{-\gamma D})^2$ turns a bank of Gaussian
+    parameters $2^k\gamma_0$ into one `exp` and squarings."""
     kerns = self.kernels_ if idx is None else [self.kernels_[q] for q in idx]
     if out is None:
         out = np.empty((len(kerns), X.shape[0], Z.shape[0]))

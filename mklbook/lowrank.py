@@ -398,7 +398,7 @@ def _chunk_rows(chunk_size, q):
 # %% ../nbs/61_lowrank.ipynb #706ec6cc
 @dataclass
 class FeatureMoments:
-    r"""Centered second moments of features $\boldsymbol\Phi$ (m, q) and targets $\mathbf Y$ (m, c), accumulated over row chunks.
+    r"""Centered second moments of features $\boldsymbol\Phi$ (m, D) and targets $\mathbf Y$ (m, c), accumulated over row chunks.
 
     $$\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c,\qquad\mathbf C=\boldsymbol\Phi^{c\top}\mathbf Y_c,\qquad
     \boldsymbol\Phi^c=\mathbf H\boldsymbol\Phi,\ \mathbf Y_c=\mathbf H\mathbf Y,\ \mathbf H=\mathbf I-\mathbf 1\mathbf 1^\top/m$$
@@ -406,10 +406,10 @@ class FeatureMoments:
 
     Reference: cortes2012alignment, Sec. 3.2.1 (the statistics a and M)."""
     n: int                   # rows streamed, m
-    mean: np.ndarray         # (q,) column means of Phi
+    mean: np.ndarray         # (D,) column means of Phi
     target_mean: np.ndarray  # (c,) column means of Y
-    gram: np.ndarray         # (q, q) G
-    cross: np.ndarray        # (q, c) C
+    gram: np.ndarray         # (D, D) G
+    cross: np.ndarray        # (D, c) C
     blocks: list = field(repr=False)  # p column-index arrays: the columns of each kernel
 
     def _indicator(self) -> np.ndarray:
@@ -458,7 +458,7 @@ def _claim_rows(seen, rows, n_chunk: int, n_rows=None):
 
 
 # %% ../nbs/61_lowrank.ipynb #c4e5f6a7
-def accumulate_moments(chunks,        # iterable of (rows, Phi_chunk (b, q), Y_chunk (b,) or (b, c)); rows: a slice or indices
+def accumulate_moments(chunks,        # iterable of (rows, Phi_chunk (b, D), Y_chunk (b,) or (b, c)); rows: a slice or indices
                        blocks,        # p column-index arrays: the columns of each kernel
                        n_rows=None,   # size m of the sample: then every row 0..m-1 must be streamed exactly once
                        ) -> FeatureMoments:
@@ -480,7 +480,7 @@ def accumulate_moments(chunks,        # iterable of (rows, Phi_chunk (b, q), Y_c
         Y = np.asarray(Y, dtype=np.float64)
         Y = Y[:, None] if Y.ndim == 1 else Y
         if Phi.ndim != 2 or Y.shape[0] != Phi.shape[0]:
-            raise ValueError(f"each chunk needs Phi (rows, q) and Y with as many rows; got {Phi.shape} and {Y.shape}.")
+            raise ValueError(f"each chunk needs Phi (rows, D) and Y with as many rows; got {Phi.shape} and {Y.shape}.")
         seen = _claim_rows(seen, rows, Phi.shape[0], n_rows)
         if not (np.isfinite(Phi).all() and np.isfinite(Y).all()):
             raise ValueError("a chunk of features or targets contains NaN or inf; check the inputs and the kernels.")
@@ -489,7 +489,7 @@ def accumulate_moments(chunks,        # iterable of (rows, Phi_chunk (b, q), Y_c
             G = np.zeros((Phi.shape[1], Phi.shape[1]), order="F")   # upper triangle, updated in place by syrk
             C, s, t = np.zeros((Phi.shape[1], Y.shape[1])), np.zeros(Phi.shape[1]), np.zeros(Y.shape[1])
         S, T = Phi - shift, Y - tshift
-        G = dsyrk(1.0, S.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)   # G += S^T S: O(rows q^2)
+        G = dsyrk(1.0, S.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)   # G += S^T S: O(rows D^2)
         C += S.T @ T
         s += S.sum(axis=0)
         t += T.sum(axis=0)
@@ -515,7 +515,7 @@ def feature_moments(bank: LowRankBank,  # a fitted LowRankBank
     r"""`FeatureMoments` of the fitted `bank`'s features $\boldsymbol\Phi=[\phi_k(X)]_k$ and the targets, streamed over row chunks.
 
     $$\mathbf G=\boldsymbol\Phi^{c\top}\boldsymbol\Phi^c,\qquad\mathbf C=\boldsymbol\Phi^{c\top}\mathbf Y_c$$
-    in $O(mq^2)$ time and $O(q^2+bq)$ memory for chunks of $b$ rows."""
+    in $O(mD^2)$ time and $O(D^2+bD)$ memory for chunks of $b$ rows."""
     check_is_fitted(bank, "maps_")
     Y = np.asarray(Y, dtype=np.float64)
     m = X.shape[0] if sp.issparse(X) else np.shape(X)[0]
@@ -534,7 +534,7 @@ def lowrank_alignment_stats(bank: LowRankBank,  # a fitted LowRankBank
 
     $$a_k=\langle\mathbf K_k^c,\mathbf Y\mathbf Y^\top\rangle_F=\lVert\boldsymbol\Phi_k^{c\top}\mathbf Y_c\rVert_F^2,\qquad
     M_{kl}=\langle\mathbf K_k^c,\mathbf K_l^c\rangle_F=\lVert\boldsymbol\Phi_k^{c\top}\boldsymbol\Phi_l^c\rVert_F^2$$
-    with $\mathbf K_k=\boldsymbol\Phi_k\boldsymbol\Phi_k^\top$ never formed: $O(mq^2)$ time, $O(q^2+bq)$ memory for chunks of $b$ rows.
+    with $\mathbf K_k=\boldsymbol\Phi_k\boldsymbol\Phi_k^\top$ never formed: $O(mD^2)$ time, $O(D^2+bD)$ memory for chunks of $b$ rows.
 
     Reference: cortes2012alignment, Sec. 3.2.1."""
     Y = target_matrix(y)
@@ -557,7 +557,7 @@ class LowRankAlignMKL(BaseEstimator):
     $$\mathbf Z=\big[\sqrt{s\mu_kc_k}\,\boldsymbol\Phi^c_k\big]_k,\ \ c_k=\frac1{\mathrm{Tr}\,\mathbf K_k^c},\ s=\frac m{\sum_k\mu_k},\qquad
     \mathbf Z\mathbf Z^\top=s\sum_k\mu_kc_k\mathbf K_k^c\ \ (\text{the combined kernel at trace }m),$$
     so the linear model is the kernel machine on the combined kernel. A ridge second stage is solved from the moments,
-    $\mathbf w=(\mathbf D\mathbf G\mathbf D+\alpha\mathbf I)^{-1}\mathbf D\,\boldsymbol\Phi^{c\top}\mathbf y_c$ ($\mathbf D$: the column scales).
+    $\mathbf w=(\mathbf D\mathbf G\mathbf D+\lambda\mathbf I)^{-1}\mathbf D\,\boldsymbol\Phi^{c\top}\mathbf y_c$ ($\mathbf D$: the column scales; $\lambda$: the ridge's `alpha`).
 
     estimator: None (ridge classifier, solved from the streamed moments: one pass, bounded memory), `Ridge`/
     `RidgeClassifier` (also solved from the moments), any scikit-learn linear model (e.g. `LinearSVC`,
@@ -844,8 +844,8 @@ class LowRankMachine:
 
     Reference: williams2001 (Nyström features)."""
     bank: LowRankBank     # the fitted bank
-    mean: np.ndarray      # (q,) training means of the features
-    coef: np.ndarray      # (q,) weights w of the centered features
+    mean: np.ndarray      # (D,) training means of the features
+    coef: np.ndarray      # (D,) weights w of the centered features
     bias: float           # offset b
 
     def decision_function(self, X,  # (n, d) inputs, validated by the estimator
@@ -914,7 +914,7 @@ def _fit_low_rank_lp(est, X, s, q: float):
 
 def _fit_low_rank_l2krr(est, X, y):
     r"""`L2KRRMKL` past the memory budget: `l2_krr_mkl`'s fixed point with each KRR solved in feature space (the KRR dual
-    on centered targets is the square-loss machine's $\mathbf c$ at $C=1/\lambda$, so $v_k=\mathbf c^\top\mathbf K_k\mathbf c$ is a q-vector norm)."""
+    on centered targets is the square-loss machine's $\mathbf c$ at $C=1/\lambda$, so $v_k=\mathbf c^\top\mathbf K_k\mathbf c$, $k=1,\dots,p$, comes from the same feature-space solve)."""
     from mklbook.baselines import MKLResult, _l2_fixed_point
     from mklbook.classic_mkl import _square_features_solver
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, y)
@@ -950,7 +950,7 @@ def _fit_low_rank_gmkl(est, X, s):
     bank, mom, scale, col, G, h, yy = _low_rank_problem(est, X, s)
     solve = _square_features_solver(G, h, yy, col, C)
 
-    def machine(d):                                           # J(d), q, primal, the dual bound at the best rescaling, u
+    def machine(d):                                           # J(d), v = (c' K_k c)_k (here q), primal, the dual bound at the best rescaling, u
         primal, value, _, q, u = solve(d, 0.0)
         ee = max(yy - 2.0 * h @ u + u @ (G @ u), 0.0)
         return value, q, primal, _gmkl_lower_square(C * (yy - h @ u), C * C * ee, q, est.sigma, est.reg, C), u

@@ -46,7 +46,7 @@ def _check_problem(Ks, y, psd: str = "trusted"):
 
 
 def _one_hot_means(codes, c):
-    "`Ybar (m, c)` with `Ybar[j, y] = 1/|C(y)|` when `y_j = y`: `K @ Ybar` holds the class means of each row of K."
+    "`Ybar (m, c)` with `Ybar[j, y] = 1/|I_y|` when `y_j = y`: `K @ Ybar` holds the class means of each row of K."
     counts = np.bincount(codes, minlength=c).astype(np.float64)
     Yb = np.zeros((codes.size, c))
     Yb[np.arange(codes.size), codes] = 1.0 / counts[codes]
@@ -54,7 +54,7 @@ def _one_hot_means(codes, c):
 
 
 def _eta(Ks, codes, c):
-    "eta `(p, m, c)`: `eta[k, i, y] = mean_{C(y_i)} K_k(x_i, .) - mean_{C(y)} K_k(x_i, .)` (zero at `y = y_i`)."
+    "eta `(p, m, c)`: `eta[k, i, y] = mean_{I_{y_i}} K_k(x_i, .) - mean_{I_y} K_k(x_i, .)` (zero at `y = y_i`)."
     p, m, _ = Ks.shape
     Kbar = (Ks.reshape(p * m, m) @ _one_hot_means(codes, c)).reshape(p, m, c)   # one BLAS call
     own = Kbar[:, np.arange(m), codes]
@@ -64,11 +64,11 @@ def _eta(Ks, codes, c):
 def eta_coefficients(Ks,  # (p, m, m) training kernel stack
                      y,   # (m,) class labels (c >= 2 classes)
                     ) -> np.ndarray:  # (p, m, c) `eta[k, i, y]`, columns in the order of `np.unique(y)`
-    r"""The margin coefficients $\eta_k(x_i,y_i,y)$ of every kernel $k$, training point $i$ and class $y$.
+    r"""The margin coefficients $\kappa_k(x_i,y_i,y)$ (the paper's $\eta_k$) of every kernel $k$, training point $i$ and class $y$.
 
-    $$\eta_k(x_i,y_i,y)=\frac1{|C(y_i)|}\sum_{x'\in C(y_i)}K_k(x_i,x')-\frac1{|C(y)|}\sum_{x'\in C(y)}K_k(x_i,x')$$
+    $$\kappa_k(x_i,y_i,y)=\frac1{|I_{y_i}|}\sum_{x'\in I_{y_i}}K_k(x_i,x')-\frac1{|I_y|}\sum_{x'\in I_y}K_k(x_i,x')$$
 
-    The column $y=y_i$ is zero; $C(y_i)$ contains $x_i$ itself, as in the paper.
+    The column $y=y_i$ is zero; $I_{y_i}$ contains $x_i$ itself, as in the paper.
 
     Reference: cortes2013m3k, Sec. 4.1 (the definition after Eq. (4))."""
     Ks, codes, classes = _check_problem(Ks, y)
@@ -89,7 +89,7 @@ def empirical_margin(Ks,       # (p, m, m) training stack (or one (m, m) matrix)
                     ) -> float:
     r"""The empirical multi-class kernel margin (6) of the combination $\mathbf K_{\boldsymbol\mu}=\sum_k\mu_k\mathbf K_k$.
 
-    $$\hat\zeta_{K_{\boldsymbol\mu}}=\frac1m\sum_{i=1}^m\min_{y\ne y_i}\boldsymbol\mu\cdot\boldsymbol\eta(x_i,y_i,y)$$
+    $$\hat\zeta_{K_{\boldsymbol\mu}}=\frac1m\sum_{i=1}^m\min_{y\ne y_i}\boldsymbol\mu\cdot\boldsymbol\kappa(x_i,y_i,y)$$
 
     Reference: cortes2013m3k, Sec. 4.2, Eq. (6)."""
     Ks, codes, classes = _check_problem(Ks, y)
@@ -102,7 +102,7 @@ def kernel_margins(K,  # (m, m) kernel matrix on a sample
                   ) -> np.ndarray:  # (m,) the margin of every point
     r"""The multi-class kernel margin $\zeta_K(x_i,y_i)$ of Definition 1 at every point, under the sample's distribution.
 
-    $$\zeta_K(x_i,y_i)=\frac1{|C(y_i)|}\sum_{x'\in C(y_i)}K(x_i,x')-\max_{y\ne y_i}\frac1{|C(y)|}\sum_{x'\in C(y)}K(x_i,x')$$
+    $$\zeta_K(x_i,y_i)=\frac1{|I_{y_i}|}\sum_{x'\in I_{y_i}}K(x_i,x')-\max_{y\ne y_i}\frac1{|I_y|}\sum_{x'\in I_y}K(x_i,x')$$
 
     Reference: cortes2013m3k, Sec. 3, Definition 1, Eq. (2)."""
     Ks, codes, classes = _check_problem(K, y)
@@ -115,7 +115,7 @@ def kernel_margins(K,  # (m, m) kernel matrix on a sample
 class MarginResult(SolverResult):
     r"""The answer of LP (5): the weights, the margin (6) at them (`objective`), per-point margins and the certifying $\mathbf g$.
 
-    $$\mathbf g=\sum_{i,\,y\ne y_i}\beta_{iy}\,\boldsymbol\eta(x_i,y_i,y),\qquad
+    $$\mathbf g=\sum_{i,\,y\ne y_i}\beta_{iy}\,\boldsymbol\kappa(x_i,y_i,y),\qquad
     \hat\zeta_{K_{\boldsymbol\mu}}\le\boldsymbol\mu\cdot\mathbf g\le\max_{\boldsymbol\mu\in\Delta_q}\boldsymbol\mu\cdot\mathbf g\ \ \text{for every }\boldsymbol\mu\in\Delta_q$$
 
     with $\beta_{iy}\ge0$, $\sum_{y\ne y_i}\beta_{iy}=1/m$ from the LP's duals.
@@ -158,7 +158,7 @@ def max_kernel_margin(Ks,               # (p, m, m) training kernel stack
     r"""The kernel combination of largest empirical multi-class margin: LP (5) over $\Delta_q$, certified by a dual bound.
 
     $$\max_{\boldsymbol\mu\in\Delta_q,\,\boldsymbol\zeta}\ \frac1m\sum_{i=1}^m\zeta_i\quad\text{s.t.}\quad
-    \boldsymbol\mu\cdot\boldsymbol\eta(x_i,y_i,y)\ge\zeta_i\ \ \forall i,\ y\ne y_i$$
+    \boldsymbol\mu\cdot\boldsymbol\kappa(x_i,y_i,y)\ge\zeta_i\ \ \forall i,\ y\ne y_i$$
 
     `.gap` compares the margin at the returned weights with the dual bound $\max_{\boldsymbol\mu\in\Delta_q}\boldsymbol\mu\cdot\mathbf g$
     (see `MarginResult`); for $q=2$ the convex relaxation $\lVert\boldsymbol\mu\rVert_2\le1$ is solved, exact only for a
@@ -179,7 +179,7 @@ def _max_margin(eta, codes, q, tol, warn, t0):
     n = R.shape[0]
     res = MarginResult(q=q, solver="highs" if q == 1 else "cvxpy/CLARABEL")
     if q == 1:
-        # x = (mu, gamma): min -(1/m) sum gamma  s.t.  gamma_i - eta_iy . mu <= 0,  1'mu = 1,  mu >= 0
+        # x = (mu, zeta): min -(1/m) sum zeta  s.t.  zeta_i - eta_iy . mu <= 0,  1'mu = 1,  mu >= 0
         A = sp.hstack([sp.csr_array(-R), sp.csr_array((np.ones(n), (np.arange(n), ii)), shape=(n, m))]).tocsr()
         lp = solve_lp(np.r_[np.zeros(p), -np.ones(m) / m], A, np.zeros(n), np.r_[np.ones(p), np.zeros(m)][None],
                       [1.0], [(0, None)] * p + [(None, None)] * m, tol=min(tol, 1e-7), warn=False)
@@ -404,7 +404,7 @@ def qclp_problem(Ks,      # (p, m, m) training kernel stack (PSD: each K_k is fa
     r"""The quadratically constrained program of Appendix F in constraint form, as a cvxpy problem.
 
     $$\max_{\boldsymbol\tau\in\mathcal T,\,\boldsymbol\beta\ge0,\,\lambda\ge0,\,t}\ \sum_i\tau_{i,y_i}+t+m\zeta_0\lambda
-    \quad\text{s.t.}\quad t\le-\tfrac12\langle\mathbf K_k,\boldsymbol\tau\boldsymbol\tau^\top\rangle_F-\sum_{i,\,y\ne y_i}\beta_{iy}\eta_k(x_i,y_i,y)
+    \quad\text{s.t.}\quad t\le-\tfrac12\langle\mathbf K_k,\boldsymbol\tau\boldsymbol\tau^\top\rangle_F-\sum_{i,\,y\ne y_i}\beta_{iy}\kappa_k(x_i,y_i,y)
     \ \ (\forall k),\qquad\sum_{y\ne y_i}\beta_{iy}=\lambda\ \ (\forall i)$$
 
     $\mathcal T=\{\boldsymbol\tau_i\le C\mathbf e_{y_i},\ \mathbf 1^\top\boldsymbol\tau_i=0\}$; the weights $\mu_k$ are the
@@ -554,7 +554,7 @@ def zeta_tilde(Ks,  # (p, m, m) training stack
                ) -> np.ndarray:  # (p,) zeta~_k
     r"""Lemma 2's $\tilde\zeta_k$ under the sample's distribution: kernel $k$'s margin coefficients averaged over points and classes.
 
-    $$\tilde\zeta_k=\frac1m\sum_{i=1}^m\frac1{c-1}\sum_{y\ne y_i}\eta_k(x_i,y_i,y)$$
+    $$\tilde\zeta_k=\frac1m\sum_{i=1}^m\frac1{c-1}\sum_{y\ne y_i}\kappa_k(x_i,y_i,y)$$
 
     Reference: cortes2013m3k, Sec. 5.2, Lemma 2."""
     Ks, codes, classes = _check_problem(Ks, y)

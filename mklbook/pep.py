@@ -58,7 +58,7 @@ def top_eigen(K,                      # (m, m) symmetric matrix
               ):
     r"""The `t` largest eigenvalues of a symmetric `K`, in decreasing order (and, with `vectors`, their eigenvectors).
 
-    $$\lambda_1(\mathbf K)\ge\dots\ge\lambda_t(\mathbf K),\qquad\mathbf K\mu_j=\lambda_j(\mathbf K)\,\mu_j$$
+    $$\lambda_1(\mathbf K)\ge\dots\ge\lambda_t(\mathbf K),\qquad\mathbf K\mathbf u_j=\lambda_j(\mathbf K)\,\mathbf u_j$$
 
     "auto" is ARPACK's Lanczos (matrix-vector products, $O(m^2)$ each) when $m>256$ and $t\le m/8$, else LAPACK's
     MRRR ($O(m^3)$, the full tridiagonal reduction); both to machine precision, and Lanczos falls back to LAPACK if it
@@ -190,7 +190,7 @@ def _bound_args(risk_hat, complexity, n, t, k, delta):
 
 
 def _complexity(beta, weights):
-    "`sum_i w_i (1 - beta_i)` (the integral against rho for a discrete rho); `beta` alone when weights is None."
+    "`sum_i w_i (1 - beta_i)` (the integral against mu for a discrete mu); `beta` alone when weights is None."
     beta = np.asarray(beta, dtype=np.float64)
     if ((beta < 0) | (beta > 1)).any():
         raise ValueError("PEP values must lie in [0, 1] (compute them with empirical_pep or gaussian_pep).")
@@ -211,42 +211,42 @@ def _pep_bound(risk_hat, beta, n, t, weights, k, delta, Delta, L, kappa, M, ca, 
 
 # %% ../nbs/30_pep.ipynb #413b4d32
 def theorem1_bound(risk_hat,      # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
-                   beta,          # PEPs beta(K_theta, t) in [0, 1]: one kernel's, or (..., p) with `weights`
+                   beta,          # PEPs beta(K_psi, t) in [0, 1]: one kernel's, or (..., p) with `weights`
                    n,             # sample size n >= 2 (scalar or array, broadcast)
                    t,             # number of principal eigenvalues in the PEP
-                   weights=None,  # (p,) probability vector rho over the kernels; None: a point mass (`beta` of one kernel)
+                   weights=None,  # (p,) probability vector mu over the kernels; None: a point mass (`beta` of one kernel)
                    k=None,        # the theorem's free k > 1; None: log(n), as the paper suggests
                    delta=0.05,    # confidence: the bound holds with probability >= 1 - delta
                    Delta=1.0,     # norm bound ||w|| <= Delta of the hypothesis class
                    L=1.0,         # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
-                   kappa=1.0,     # kappa = sup K_theta(x, x)
+                   kappa=1.0,     # kappa = sup K_psi(x, x)
                    M=1.0,         # the loss takes values in [0, M]
                    ):
-    r"""Theorem 1: the risk bound with the PEP, for a kernel $K=\int_\Omega K_\theta\,d\rho(\theta)$ fixed before the sample.
+    r"""Theorem 1: the risk bound with the PEP, for a kernel $K=\int_\Omega K_\psi\,d\mu(\psi)$ fixed before the sample.
 
-    $$R(f)\le\frac k{k-1}\hat R(f)+c_1\frac{k\int_\Omega(1-\beta(K_\theta,t))\,d\rho(\theta)}n+c_2\frac kn,\qquad
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_1\frac{k\int_\Omega(1-\beta(K_\psi,t))\,d\mu(\psi)}n+c_2\frac kn,\qquad
     c_1=20\Delta^2L^2\kappa,\quad c_2=(4+11M)\log\tfrac1\delta+20L^2t$$
 
-    Returns the right-hand side; $\rho$ is discrete (`weights`) or a point mass (`weights=None`).
+    Returns the right-hand side; $\mu$ is discrete (`weights`) or a point mass (`weights=None`).
     Reference: liu2017ifkl, Theorem 1."""
     return _pep_bound(risk_hat, beta, n, t, weights, k, delta, Delta, L, kappa, M, 20, lambda M: 4 + 11 * M, 20, False)
 
 # %% ../nbs/30_pep.ipynb #43779e68
 def corollary1_bound(risk_hat,    # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
-                     beta,        # (..., p) PEPs beta(K_theta_i, t) in [0, 1] of the p kernels
+                     beta,        # (..., p) PEPs beta(K_psi_i, t) in [0, 1] of the p kernels
                      n,           # sample size n >= 2 (scalar or array, broadcast)
                      t,           # number of principal eigenvalues in the PEP
-                     weights,     # (p,) combination weights d on the simplex
+                     weights,     # (p,) combination weights mu on the simplex
                      k=None,      # the theorem's free k > 1; None: log(n), as the paper suggests
                      delta=0.05,  # confidence: the bound holds with probability >= 1 - delta
                      Delta=1.0,   # norm bound ||w|| <= Delta of the hypothesis class
                      L=1.0,       # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
-                     kappa=1.0,   # kappa = sup K_theta(x, x)
+                     kappa=1.0,   # kappa = sup K_psi(x, x)
                      M=1.0,       # the loss takes values in [0, M]
                      ):
-    r"""Corollary 1 (finite bank, PEP): Theorem 1 for $K=\sum_id_iK_{\theta_i}$, with $c_2$ as printed (an extra factor $k$).
+    r"""Corollary 1 (finite bank, PEP): Theorem 1 for $K=\sum_i\mu_iK_{\psi_i}$, with $c_2$ as printed (an extra factor $k$).
 
-    $$R(f)\le\frac k{k-1}\hat R(f)+c_1\frac{k\sum_{i=1}^pd_i(1-\beta(K_{\theta_i},t))}n+c_2\frac kn,\qquad
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_1\frac{k\sum_{i=1}^p\mu_i(1-\beta(K_{\psi_i},t))}n+c_2\frac kn,\qquad
     c_1=20\Delta^2L^2\kappa,\quad c_2=(4+11M)\log\tfrac1\delta+20kL^2t$$
 
     Returns the right-hand side; never below Theorem 1's. Reference: liu2017ifkl, Corollary 1."""
@@ -254,43 +254,43 @@ def corollary1_bound(risk_hat,    # empirical risk R_hat(f) >= 0 (scalar or arra
 
 # %% ../nbs/30_pep.ipynb #97ae86d2
 def theorem2_bound(risk_hat,      # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
-                   beta_hat,      # empirical PEPs beta_hat(K_theta, t) in [0, 1]: one kernel's, or (..., p) with `weights`
+                   beta_hat,      # empirical PEPs beta_hat(K_psi, t) in [0, 1]: one kernel's, or (..., p) with `weights`
                    n,             # sample size n >= 2 (scalar or array, broadcast)
                    t,             # number of principal eigenvalues in the PEP
-                   weights=None,  # (p,) probability vector rho over the kernels; None: a point mass (`beta` of one kernel)
+                   weights=None,  # (p,) probability vector mu over the kernels; None: a point mass (`beta` of one kernel)
                    k=None,        # the theorem's free k > 1; None: log(n), as the paper suggests
                    delta=0.05,    # confidence: the bound holds with probability >= 1 - delta
                    Delta=1.0,     # norm bound ||w|| <= Delta of the hypothesis class
                    L=1.0,         # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
-                   kappa=1.0,     # kappa = sup K_theta(x, x)
+                   kappa=1.0,     # kappa = sup K_psi(x, x)
                    M=1.0,         # the loss takes values in [0, M]
                    ):
     r"""Theorem 2: the risk bound with the empirical PEP, for a kernel fixed before the sample.
 
-    $$R(f)\le\frac k{k-1}\hat R(f)+c_3\frac{k\int_\Omega(1-\hat\beta(K_\theta,t))\,d\rho(\theta)}n+c_4\frac kn,\qquad
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_3\frac{k\int_\Omega(1-\hat\beta(K_\psi,t))\,d\mu(\psi)}n+c_4\frac kn,\qquad
     c_3=40\Delta^2L^2\kappa,\quad c_4=(14+2M)\log\tfrac1\delta+40L^2t$$
 
-    Returns the right-hand side; $\rho$ is discrete (`weights`) or a point mass (`weights=None`).
+    Returns the right-hand side; $\mu$ is discrete (`weights`) or a point mass (`weights=None`).
     Reference: liu2017ifkl, Theorem 2."""
     return _pep_bound(risk_hat, beta_hat, n, t, weights, k, delta, Delta, L, kappa, M, 40, lambda M: 14 + 2 * M, 40,
                       False)
 
 # %% ../nbs/30_pep.ipynb #9568b8d3
 def corollary2_bound(risk_hat,    # empirical risk R_hat(f) >= 0 (scalar or array, broadcast)
-                     beta_hat,    # (..., p) empirical PEPs beta_hat(K_theta_i, t) in [0, 1] of the p kernels
+                     beta_hat,    # (..., p) empirical PEPs beta_hat(K_psi_i, t) in [0, 1] of the p kernels
                      n,           # sample size n >= 2 (scalar or array, broadcast)
                      t,           # number of principal eigenvalues in the PEP
-                     weights,     # (p,) combination weights d on the simplex
+                     weights,     # (p,) combination weights mu on the simplex
                      k=None,      # the theorem's free k > 1; None: log(n), as the paper suggests
                      delta=0.05,  # confidence: the bound holds with probability >= 1 - delta
                      Delta=1.0,   # norm bound ||w|| <= Delta of the hypothesis class
                      L=1.0,       # Lipschitz constant of the loss (1 for the hinge and epsilon-insensitive losses)
-                     kappa=1.0,   # kappa = sup K_theta(x, x)
+                     kappa=1.0,   # kappa = sup K_psi(x, x)
                      M=1.0,       # the loss takes values in [0, M]
                      ):
-    r"""Corollary 2 (finite bank, empirical PEP): Theorem 2 for $K=\sum_id_iK_{\theta_i}$, with $c_4$ as printed.
+    r"""Corollary 2 (finite bank, empirical PEP): Theorem 2 for $K=\sum_i\mu_iK_{\psi_i}$, with $c_4$ as printed.
 
-    $$R(f)\le\frac k{k-1}\hat R(f)+c_3\frac{k\sum_{i=1}^pd_i(1-\hat\beta(K_{\theta_i},t))}n+c_4\frac kn,\qquad
+    $$R(f)\le\frac k{k-1}\hat R(f)+c_3\frac{k\sum_{i=1}^p\mu_i(1-\hat\beta(K_{\psi_i},t))}n+c_4\frac kn,\qquad
     c_3=40\Delta^2L^2\kappa,\quad c_4=(14+2M)\log\tfrac1\delta+40kL^2t$$
 
     Returns the right-hand side; never below Theorem 2's. Reference: liu2017ifkl, Corollary 2."""
@@ -317,19 +317,19 @@ def rademacher_bound(risk_hat,     # empirical risk R_hat(f) >= 0 (scalar or arr
 # %% ../nbs/30_pep.ipynb #7465b223
 @dataclass(repr=False, eq=False)
 class FKLResult(SolverResult):
-    r"""FKL solution: simplex `weights` $\mathbf d$, the kernel machine (`alpha`, `coef`, `bias`), the PEPs and the certificate.
+    r"""FKL solution: simplex `weights` $\mu$, the kernel machine (`alpha`, `coef`, `bias`), the PEPs and the certificate.
 
-    $$f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b,\qquad
-    \text{gap}=\frac{\max_kQ_k-\sum_kd_kQ_k}{\max(1,|\mathfrak P(\mathbf d)|)}$$
+    $$f(\mathbf x)=\sum_jc_j\sum_k\mu_kK_k(\mathbf x,\mathbf x_j)+b,\qquad
+    \text{gap}=\frac{\max_kQ_k-\sum_k\mu_kQ_k}{\max(1,|\mathfrak P(\mu)|)}$$
 
     `gap` is that relative Frank-Wolfe gap for the reduced gradient; for SILP and `fkl_path` it is the relative gap
     between the cutting-plane lower bound and the best value found. Reference: liu2017ifkl, Eq. (3), Algorithm 1."""
-    weights: np.ndarray | None = None   # (p,) d on the simplex
-    alpha: np.ndarray | None = None     # (m,) SVM duals alpha in [0, C] (classification) or SVR beta (regression)
+    weights: np.ndarray | None = None   # (p,) mu on the simplex
+    alpha: np.ndarray | None = None     # (m,) SVM duals alpha in [0, C] (classification) or the SVR's (regression)
     coef: np.ndarray | None = None      # (m,) expansion coefficients: alpha * y (classification) or beta (regression)
     bias: float = 0.0                   # b
     pep: np.ndarray | None = None       # (p,) beta_hat_k(t)
-    Q: np.ndarray | None = None         # (p,) Q_k = alpha' H_k alpha / 2 + lam beta_hat_k = -gradient
+    Q: np.ndarray | None = None         # (p,) Q_k = alpha' V_k alpha / 2 + lam beta_hat_k = -gradient
     lam: float = np.nan                 # lambda, the weight of the PEP reward
     t: int = 0                          # number of principal eigenvalues in the PEP
     task: str = "classification"        # or "regression" (epsilon-SVR)
@@ -340,7 +340,7 @@ class FKLResult(SolverResult):
     def decision_function(self,
                           K_test,          # (p, n, m) test-versus-training kernels, in the training normalisation
                           ) -> np.ndarray:  # (n,) decision values
-        r"""$f(\mathbf x)=\sum_jc_jK_{\mathbf d}(\mathbf x,\mathbf x_j)+b$ on a test stack, $K_{\mathbf d}=\sum_kd_kK_k$."""
+        r"""$f(\mathbf x)=\sum_jc_jK_\mu(\mathbf x,\mathbf x_j)+b$ on a test stack, $K_\mu=\sum_k\mu_kK_k$."""
         Kt = check_stack(K_test, name="K_test", square=False, m=self.coef.shape[0])
         if Kt.shape[0] != self.weights.shape[0]:
             raise ValueError(f"K_test holds {Kt.shape[0]} kernels but the model has {self.weights.shape[0]}.")
@@ -416,7 +416,7 @@ def _quads(Ks, c):
 
 
 def _machine(Ks, y, d, C, task, epsilon, svm_tol):
-    "Solve the SVM / SVR on `K_d`; return `(result, W, quad)` with `quad_k = alpha' H_k alpha`."
+    "Solve the SVM / SVR on `K_d`; return `(result, W, quad)` with `quad_k = alpha' V_k alpha`."
     K = _combine(Ks, d)
     if task == "classification":
         r = svm_dual(K, y, C=C, tol=svm_tol, warn=False, psd="trusted")      # the stack was checked on entry
@@ -506,9 +506,9 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
         warn: bool = True,       # ConvergenceWarning when the gap misses `tol`
         psd: str = "check",      # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
         ) -> FKLResult:
-    r"""FKL: simplex weights minimising the SVM (SVR) dual value $W$ on $\sum_kd_k\mathbf K_k$ minus the weighted PEP reward.
+    r"""FKL: simplex weights minimising the SVM (SVR) dual value $W$ on $\sum_k\mu_k\mathbf K_k$ minus the weighted PEP reward.
 
-    $$\min_{\mathbf d\in\Delta_p}\mathfrak P(\mathbf d)=W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t),\quad\frac{\partial\mathfrak P}{\partial d_k}=-\tfrac12\boldsymbol\alpha^{\star\top}\mathbf H_k\boldsymbol\alpha^\star-\lambda\hat\beta_k(t)$$
+    $$\min_{\mu\in\Delta_p}\mathfrak P(\mu)=W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta}(t),\quad\frac{\partial\mathfrak P}{\partial \mu_k}=-\tfrac12\boldsymbol\alpha^{\star\top}\mathbf V_k\boldsymbol\alpha^\star-\lambda\hat\beta_k(t)$$
     Reference: liu2017ifkl, Eq. (3), Algorithm 1; rakotomamonjy2008 (reduced gradient); sonnenburg2006 (SILP)."""
     t0 = time.perf_counter()
     task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
@@ -551,7 +551,7 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
 
 # %% ../nbs/30_pep.ipynb #b2b0e5c8
 def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, warn, t0, classes, psd="check"):
-    "FKL by cutting planes (`mklbook.solvers.simplex_cutting_planes`): `theta >= h_j - d'Q_j`, one cut per machine solve."
+    "FKL by cutting planes (`mklbook.solvers.simplex_cutting_planes`): `z >= h_j - d'Q_j`, one cut per machine solve."
     from mklbook.solvers import simplex_cutting_planes
 
     def oracle(dd):                 # P(d') >= W + d.quad/2 - d'.(quad/2 + lam pep), tight at d' = d (Danskin)
@@ -569,7 +569,7 @@ def _fkl_silp(Ks, y, lam, t, C, task, epsilon, d, pep, tol, max_iter, svm_tol, w
 # %% ../nbs/30_pep.ipynb #6fa0082c
 class _CutPool:
     """Machine solves, reusable as FKL cuts for any (lam, t) and any later set of columns:
-    `P(d') >= h_j - d'(q_j/2 + lam beta)` with `h_j` the machine's linear term (`1'alpha`, or `y'beta - eps|beta|_1`)."""
+    `P(d') >= h_j - d'(q_j/2 + lam beta)` with `h_j` the machine's linear term (`1'alpha`, or `y'alpha - eps|alpha|_1`)."""
 
     def __init__(self, Ks, y, C, task, epsilon, svm_tol):
         self.Ks, self.y, self.C, self.task, self.epsilon, self.svm_tol = Ks, y, C, task, epsilon, svm_tol
@@ -608,7 +608,7 @@ def _pooled_fkl(pool, lam, pep, tol, max_iter, d0):
     A_eq, bounds = np.r_[np.ones(p), 0.0][None, :], [(0, None)] * p + [(None, None)]
     new, lower, w_low = 0, -np.inf, None
     while True:
-        h, G = np.array(pool.h), 0.5 * np.array(pool.q) + lam * pep            # cuts: theta >= h_j - G_j.d
+        h, G = np.array(pool.h), 0.5 * np.array(pool.q) + lam * pep            # cuts: z >= h_j - G_j.d
         vals = h - np.einsum("jk,jk->j", G, np.array(pool.d))                   # P(d_j) of every pooled candidate
         jb = int(np.argmin(vals))
         upper = float(vals[jb])
@@ -659,10 +659,10 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
              ) -> dict:          # {(lam, t): FKLResult}, each certified like `fkl(method="silp")`
     r"""FKL at every $(\lambda,t)$ of a grid, from one pool of cutting planes shared by all grid points.
 
-    $$\mathfrak P_{\lambda,t}(\mathbf d)\ \ge\ h_j-\mathbf d^\top\big(\tfrac12\mathbf q_j+\lambda\hat{\boldsymbol\beta}(t)\big)
-    \quad\forall\mathbf d\in\Delta_p,\ \forall(\lambda,t)$$
+    $$\mathfrak P_{\lambda,t}(\mu)\ \ge\ h_j-\mu^\top\big(\tfrac12\mathbf q_j+\lambda\hat{\boldsymbol\beta}(t)\big)
+    \quad\forall\mu\in\Delta_p,\ \forall(\lambda,t)$$
 
-    A machine solve at $\mathbf d_j$ gives a cut valid at every grid point; each result's `.pool` holds them (pass it back
+    A machine solve at $\mu^{(j)}$ gives a cut valid at every grid point; each result's `.pool` holds them (pass it back
     as `pool`). Reference: liu2017ifkl, Eq. (3); kelley1960; sonnenburg2006."""
     t0 = time.perf_counter()
     task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
@@ -695,7 +695,7 @@ def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
     return out
 
 # %% ../nbs/30_pep.ipynb #b1f99e24
-PEP_GAMMAS = tuple(2.0 ** k for k in range(-10, 11))   # the paper's Gaussian parameters gamma = 2^-10 .. 2^10 (inverse squared widths)
+PEP_GAMMAS = tuple(2.0 ** k for k in range(-10, 11))   # the paper's Gaussian parameters gamma = 2^-10 .. 2^10 (larger: narrower)
 PEP_DEGREES = tuple(range(1, 21))             # and polynomial degrees d = 1 .. 20
 
 
@@ -862,24 +862,24 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
     return theta, Qv, it, worst
 
 # %% ../nbs/30_pep.ipynb #4669c9df
-IFKL_CONVERGED = "converged (local in γ)"   # the status of a gap <= tol measured against the widths the search found
+IFKL_CONVERGED = "converged (local in γ)"   # the status of a gap <= tol measured against the Gaussian parameters the search found
 
 
 @dataclass(repr=False, eq=False)
 class IFKLResult(SolverResult):
     r"""IFKL solution: the selected kernels and their simplex `weights`, the final FKL machine and its certified gap.
 
-    $$\text{gap}=\frac{\max_\theta Q(\theta;\bar{\boldsymbol\alpha})-\xi}{\max(1,|\mathfrak P|)}
-    =\frac{\mathfrak P-\big(h(\bar{\boldsymbol\alpha})-\max_\theta Q(\theta;\bar{\boldsymbol\alpha})\big)}{\max(1,|\mathfrak P|)},
+    $$\text{gap}=\frac{\max_\psi Q(\psi;\bar{\boldsymbol\alpha})-\xi}{\max(1,|\mathfrak P|)}
+    =\frac{\mathfrak P-\big(h(\bar{\boldsymbol\alpha})-\max_\psi Q(\psi;\bar{\boldsymbol\alpha})\big)}{\max(1,|\mathfrak P|)},
     \qquad\xi=h(\bar{\boldsymbol\alpha})-\mathfrak P,\qquad
-    Q(\theta;\boldsymbol\alpha)=\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha$$
+    Q(\psi;\boldsymbol\alpha)=\lambda\hat\beta_\psi(t)+\tfrac12\boldsymbol\alpha^\top\mathbf V_\psi\boldsymbol\alpha$$
 
     $\mathfrak P$ is the value of the kept machine and $\bar{\boldsymbol\alpha}$ the master's dual solution (a feasible
     $\boldsymbol\alpha$), so $h(\bar{\boldsymbol\alpha})-\sup_\Omega Q$ is a lower bound on the optimum: the gap bounds the
-    suboptimality when the max over $\theta$ is the sup. Status "converged (local in γ)": gap <= tol with the max over every
+    suboptimality when the max over $\psi$ is the sup. Status "converged (local in γ)": gap <= tol with the max over every
     integer degree, the Gaussian grid and a search from each of its local maxima; "optimal" when no Gaussian family is
     searched (every degree enumerated). Reference: liu2017ifkl, Eq. (6), Algorithm 2."""
-    weights: np.ndarray | None = None   # (q,) d over the selected kernels
+    weights: np.ndarray | None = None   # mu over the selected kernels (one per kernel, on the simplex)
     kernels: list = field(default_factory=list)   # mklbook kernel objects (Gaussian(gamma), Polynomial(d, coef0=s))
     params: list = field(default_factory=list)    # [(family, gamma or degree)] per selected kernel
     coef: np.ndarray | None = None      # (m,) expansion coefficients of the final machine (the one `objective` is about)
@@ -887,7 +887,7 @@ class IFKLResult(SolverResult):
     fkl: FKLResult | None = None        # the last master problem
     n_outer: int = 0                    # column-generation (outer) iterations
     history: list = field(default_factory=list)   # per outer iteration: dict(xi, Q_new, theta_new, objective, gap, ...)
-    surrogate_violation: float = -np.inf          # max of beta_tilde - beta_hat seen in the width search (must be <= 0)
+    surrogate_violation: float = -np.inf          # max of beta_tilde - beta_hat seen in the search over gamma (must be <= 0)
     poly_scale: float = 1.0             # s of the polynomial family (`polynomial_scale` of the inputs searched)
     certificate_coef: np.ndarray | None = None    # (m,) alpha_bar (as coef: y * alpha), the certificate's dual point
     xi: float = np.nan                  # h(alpha_bar) - objective
@@ -1031,7 +1031,7 @@ def _price(fams, scans, c, lam, t, full, rounds):
 
 # %% ../nbs/30_pep.ipynb #a1b2c3d4
 def _h(coef, y, task, epsilon) -> float:
-    "The linear part of the machine's dual: `1'alpha = y'coef` (SVM), `y'beta - epsilon |beta|_1` (SVR); concave."
+    "The linear part of the machine's dual: `1'alpha = y'coef` (SVM), `y'alpha - epsilon |alpha|_1` (SVR, alpha = coef); concave."
     return float(y @ coef) if task == "classification" else float(y @ coef - epsilon * np.abs(coef).sum())
 
 
@@ -1112,24 +1112,24 @@ def ifkl(X,                          # (m, n_features) training inputs
          task: str = "classification",  # or "regression" (epsilon-SVR)
          epsilon: float = 0.1,       # SVR tube (regression)
          families=("gaussian", "polynomial"),  # kernel families searched
-         gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2) (an inverse squared width)
+         gamma_range=(2.0 ** -10, 2.0 ** 10),    # Gaussian gamma in exp(-gamma |x-x'|^2) (larger: narrower)
          degree_range=(1, 20),       # polynomial degrees d (its integers, enumerated: real d are not kernels)
          tol: float = 1e-3,          # stop when the certified gap (Q(theta_new; alpha_bar) - xi) / max(1, |P|) <= tol
          max_outer: int = 30,        # column-generation iterations
          fkl_tol: float = 1e-6,      # gap of the master FKL (cutting planes, warm): max(fkl_tol, last gap / 10)
-         sub_iter: int = 30,         # minorise-maximise rounds of the width search, per local maximum of the scan
-         random_state=0,             # seeds the random first kernel theta^0 (when no `kernels` are given)
+         sub_iter: int = 30,         # minorise-maximise rounds of the search over gamma, per local maximum of the scan
+         random_state=0,             # seeds the random first kernel psi^0 (when no `kernels` are given)
          warn: bool = True,          # ConvergenceWarning unless converged
-         kernels=None,               # mklbook kernels (PSD) to start from instead of one random theta^0
+         kernels=None,               # mklbook kernels (PSD) to start from instead of one random psi^0
          standardize: bool = False,  # search the families on standardised features (training mean and deviation)
          ) -> IFKLResult:
     r"""IFKL (Algorithms 2-3): column generation for the semi-infinite program (6) over Gaussian and polynomial kernels.
 
     $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
-    \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
+    \lambda\hat\beta_\psi(t)+\tfrac12\boldsymbol\alpha^\top\mathbf V_\psi\boldsymbol\alpha\le\xi\quad\forall\psi\in\Omega$$
 
     Master: FKL on the columns by cutting planes (cuts kept across iterations); its LP duals give $\bar{\boldsymbol\alpha}$,
-    and $\mathfrak P-h(\bar{\boldsymbol\alpha})+\max_\theta Q(\theta;\bar{\boldsymbol\alpha})$ bounds the suboptimality (see `IFKLResult`).
+    and $\mathfrak P-h(\bar{\boldsymbol\alpha})+\max_\psi Q(\psi;\bar{\boldsymbol\alpha})$ bounds the suboptimality (see `IFKLResult`).
     Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
     t0 = time.perf_counter()
     task = _check_task(task)
@@ -1204,7 +1204,7 @@ class _PEPBase(KernelStackEstimator):
     @available_if(lambda self: self._task == "classification")
     def decision_function(self,
                           X):  # (n, n_features) inputs
-        r"""$f(\mathbf x)=\sum_jc_jK_{\mathbf d}(\mathbf x,\mathbf x_j)+b$ on the learned combination (classifiers)."""
+        r"""$f(\mathbf x)=\sum_jc_jK_\mu(\mathbf x,\mathbf x_j)+b$ on the learned combination (classifiers)."""
         return self._decision(X)
 
     def predict(self,
@@ -1277,8 +1277,8 @@ class _FKLBase(_PEPBase):
 class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
     r"""FKL binary SVM (Liu et al. 2017): simplex weights of a kernel bank, SVM dual value traded against the weighted PEP.
 
-    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t),\qquad
-    f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b$$
+    $$\min_{\mu\in\Delta_p}W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta}(t),\qquad
+    f(\mathbf x)=\sum_jc_j\sum_k\mu_kK_k(\mathbf x,\mathbf x_j)+b$$
 
     Defaults: `default_bank(X, "both")` (7 Gaussians and 10 polynomials on standardised features), kernels at trace m,
     C = 1, lam = 1, t = 4. The paper's setting is the bank `pep_bank(X)` (Gaussian gamma = 2^-10..2^10 on the raw
@@ -1314,8 +1314,8 @@ class FKLClassifier(_Binary, ClassifierMixin, _FKLBase):
 class FKLRegressor(RegressorMixin, _FKLBase):
     r"""FKL regression: simplex weights of a kernel bank, epsilon-SVR dual value traded against the weighted PEP.
 
-    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t),\qquad
-    f(\mathbf x)=\sum_jc_j\sum_kd_kK_k(\mathbf x,\mathbf x_j)+b,$$
+    $$\min_{\mu\in\Delta_p}W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta}(t),\qquad
+    f(\mathbf x)=\sum_jc_j\sum_k\mu_kK_k(\mathbf x,\mathbf x_j)+b,$$
 
     $W$ the epsilon-SVR dual value. Defaults: `default_bank(X, "both")`, C = 1, epsilon = 0.1, lam = 1, t = 4, method
     "silp". The targets are standardised internally, so epsilon is in units of their standard deviation. On more
@@ -1388,7 +1388,7 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
     r"""IFKL binary SVM (Liu et al. 2017): kernels chosen from continuous families by column generation, and their weights.
 
     $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ h(\boldsymbol\alpha)-\xi\quad\text{s.t.}\quad
-    \lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\alpha^\top\mathbf H_\theta\boldsymbol\alpha\le\xi\quad\forall\theta\in\Omega$$
+    \lambda\hat\beta_\psi(t)+\tfrac12\boldsymbol\alpha^\top\mathbf V_\psi\boldsymbol\alpha\le\xi\quad\forall\psi\in\Omega$$
 
     Gaussian gamma in [2^-10, 2^10] and polynomial degree d in [1, 20] (the integers, enumerated), on standardised
     features (`standardize=False`: the raw features, the paper's setting). Defaults: C = 1 (the paper), lam = 1,
@@ -1430,9 +1430,9 @@ class IFKLClassifier(_Binary, ClassifierMixin, _IFKLBase):
 class IFKLRegressor(RegressorMixin, _IFKLBase):
     r"""IFKL regression: the semi-infinite program (6) with the epsilon-SVR dual; otherwise as `IFKLClassifier`.
 
-    $$\max_{\boldsymbol\beta\in\mathcal A,\ \xi}\ \mathbf y^\top\boldsymbol\beta-\epsilon\|\boldsymbol\beta\|_1-\xi\quad
-    \text{s.t.}\quad\lambda\hat\beta_\theta(t)+\tfrac12\boldsymbol\beta^\top\mathbf K_\theta\boldsymbol\beta\le\xi\quad
-    \forall\theta\in\Omega$$
+    $$\max_{\boldsymbol\alpha\in\mathcal A,\ \xi}\ \mathbf y^\top\boldsymbol\alpha-\epsilon\|\boldsymbol\alpha\|_1-\xi\quad
+    \text{s.t.}\quad\lambda\hat\beta_\psi(t)+\tfrac12\boldsymbol\alpha^\top\mathbf K_\psi\boldsymbol\alpha\le\xi\quad
+    \forall\psi\in\Omega$$
 
     Targets standardised internally (epsilon = 0.1 target standard deviations). Past `weight_rows` or `memory_budget` as
     `IFKLClassifier` (the SVR on every row). Reference: liu2017ifkl, Eq. (6)."""

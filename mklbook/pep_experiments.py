@@ -126,8 +126,8 @@ def fkl_grid(Ktr,            # (p, m, m) training stack, uncentered, at trace m
              ):
     r"""FKL for every $(\lambda,t)$ on one training fold from one pool of cuts (`fkl_path`): `{(lam, t): (f_val, result)}`.
 
-    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t)\ \ \text{for every grid point},\qquad
-    f_{\rm val}=\sum_kd_k\mathbf K^{\rm val}_k\mathbf c+b$$
+    $$\min_{\mu\in\Delta_p}W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta}(t)\ \ \text{for every grid point},\qquad
+    f_{\rm val}=\sum_k\mu_k\mathbf K^{\rm val}_k\mathbf c+b$$
 
     Reference: liu2017ifkl, Eq. (3) and Experiments (the grid selected by 3-fold CV)."""
     out = {}
@@ -146,10 +146,10 @@ def fkl_grid_cold(Ktr,            # (p, m, m) training stack, uncentered, at tra
                   C=1.0,          # SVM box bound
                   tol=1e-4,       # relative certified gap at every grid point
                   ):
-    r"""The reference for `fkl_grid`: one `fkl(method='silp')` per $(\lambda,t)$, warm-started in $\mathbf d$ along $\lambda$.
+    r"""The reference for `fkl_grid`: one `fkl(method='silp')` per $(\lambda,t)$, warm-started in $\mu$ along $\lambda$.
 
-    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta}(t)\ \ \text{for every grid point},\qquad
-    f_{\rm val}=\sum_kd_k\mathbf K^{\rm val}_k\mathbf c+b$$
+    $$\min_{\mu\in\Delta_p}W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta}(t)\ \ \text{for every grid point},\qquad
+    f_{\rm val}=\sum_k\mu_k\mathbf K^{\rm val}_k\mathbf c+b$$
 
     The first version of the grid, kept to check `fkl_grid`. Reference: liu2017ifkl, Eq. (3)."""
     peps = empirical_pep(Ktr, list(ts))
@@ -353,7 +353,7 @@ def run_split_classic(X,                 # (N, n_features) all points, in [-1, 1
                       test,              # indices of the test half
                       C=1.0,             # box bound of every SVM
                       ) -> dict:         # method -> test accuracy (%), plus "<method>_time", _gap, _iter, _status
-    """Test accuracy (%) of GMKL, NLMKL (p = 1, 2), Lp-MKL (GLMKL, p = 1, 2) and IKL on one split, with certificates.
+    """Test accuracy (%) of GMKL, NLMKL (norm q = 1, 2), Lp-MKL (GLMKL, q = 1, 2) and IKL on one split, with certificates.
 
     The stack methods run on the 41 kernels centered and at trace m (as SimpleMKL's column); NLMKL classifies by the
     sign of its KRR fit to the +-1 labels; IKL searches the paper's continuous ranges on the raw features.
@@ -432,7 +432,7 @@ def variant_paths(Ktr,                         # (p, m, m) training stack, uncen
                   ) -> dict:                   # {variant: {(grid value, t): FKLResult}}
     r"""FKL on one fold for every ablation variant and grid point, all from one pool of cuts.
 
-    $$\min_{\mathbf d\in\Delta_p}W(\mathbf d)-\lambda\,\mathbf d^\top\hat{\boldsymbol\beta},\qquad\lambda=\bar\lambda\,C\,m\ \text{(scaled)},\qquad
+    $$\min_{\mu\in\Delta_p}W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta},\qquad\lambda=\bar\lambda\,C\,m\ \text{(scaled)},\qquad
     \hat\beta_k=\hat\beta(\mathbf H\mathbf K_k\mathbf H,t),\ \mathbf H=\mathbf I-\tfrac1m\mathbf 1\mathbf 1^\top\ \text{(centered)}$$
 
     Only the linear PEP term differs between the variants. Reference: liu2017ifkl, Eq. (3)."""
@@ -499,7 +499,7 @@ def ablation_markdown(results: list,  # `pep_ablation` results, one per data set
                         f"2^{np.log2(np.median([r['lam'] for r in rs])):.0f}", f"{np.mean([r['wpep'] for r in rs]):.3f}",
                         f"{np.mean([r['nnz'] for r in rs]):.1f}", f"{np.mean([r['moved'] for r in rs]):.3f}"])
     return markdown_table(["set", "variant", "test accuracy (%)", "selected lambda / lambda_bar (median)",
-                           "weighted PEP d'beta", "kernels used", "weights moved (L1)"], out)
+                           "weighted PEP μ'β", "kernels used", "weights moved (L1)"], out)
 
 # %% ../nbs/31_pep_experiments.ipynb #f8f06bc5
 def _protocol_header(kw: dict, quick: bool) -> str:

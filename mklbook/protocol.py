@@ -404,14 +404,14 @@ def _run(job, tasks, n_jobs, progress, desc):
     return list(progress_bar(it, total=len(tasks), desc=desc, enable=progress))
 
 # %% ../nbs/03_protocol.ipynb #8921e974
-def paired_ttest(a,                          # (n,) losses of the first method, one per split
-                 b,                          # (n,) losses of the second method on the same splits
+def paired_ttest(a,                          # (J,) losses of the first method, one per split
+                 b,                          # (J,) losses of the second method on the same splits
                  alternative: str = "less",  # "less": H1 mean(a) < mean(b); "greater"; or "two-sided"
                  alpha: float = 0.05,        # significance level
                  ):
     r"""Paired t-test of the losses `a` against `b` on the same splits; `alternative="less"`: mean(a) < mean(b).
 
-    $$t=\frac{\bar d}{s_d/\sqrt n},\quad d_s=a_s-b_s,\qquad t\sim t_{n-1}\ \text{under }H_0 .$$
+    $$t=\frac{\bar d}{s_d/\sqrt J},\quad d_s=a_s-b_s,\qquad t\sim t_{J-1}\ \text{under }H_0 .$$
 
     Returns `(t, p_value, significant)`; identical losses give `(0, 1, False)`.
 
@@ -466,12 +466,12 @@ def corrected_ttest(a,                          # (J,) losses of the first metho
     return float(t), float(p), bool(p < alpha)
 
 # %% ../nbs/03_protocol.ipynb #05d4d664
-def significance_matrix(losses: dict,        # {method: (n,) losses}, all on the same splits
+def significance_matrix(losses: dict,        # {method: (J,) losses}, all on the same splits
                         alpha: float = 0.1,  # level of each one-sided test
                         ) -> tuple[list, np.ndarray]:  # (method names, S) with S[row, col] in {0, 1}
     r"""Paper 004's Tables 4-5: which method has a significantly smaller mean loss than which (paired one-sided t-tests).
 
-    $$S_{rc}=\mathbb 1\big[p_{rc}<\alpha\big],\qquad p_{rc}:\ \text{p-value of the paired one-sided test of }H_1:\ \bar\ell_c<\bar\ell_r,$$
+    $$S_{rc}=\mathbb 1\big[\pi_{rc}<\texttt{alpha}\big],\qquad \pi_{rc}:\ \text{p-value of the paired one-sided test of }H_1:\ \bar\ell_c<\bar\ell_r,$$
 
     i.e. entry [row, col] is 1 when the method in column `col` beats the method in row `row` at level `alpha`.
 

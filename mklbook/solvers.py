@@ -65,8 +65,8 @@ class SolverResult:
     @property
     def converged(self) -> bool:
         """Whether the certificate met the requested tolerance: a global optimum (possibly under a PSD assumption), a KKT
-        point of an accepted non-convex problem, or a continuum method's optimum over the widths it searched."""
-        return self.status in ("optimal", ASSUMED, "stationary point", "converged (local in τ)")
+        point of an accepted non-convex problem, or a continuum method's optimum over the Gaussian parameters it searched."""
+        return self.status in ("optimal", ASSUMED, "stationary point", "converged (local in γ)")
 
     def check(self,
               tol: float | None = None,  # tolerance for `gap` (default: the solve's own `tol`)

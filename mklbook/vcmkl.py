@@ -106,7 +106,7 @@ class VCMKLProblem:
     def n_min(self):
         r"""Negatives each hidden subgroup must carry: $n_m$, the least integer *strictly* above $v=l\nu_m/(2(1-\omega))$.
 
-        Dual feasibility needs $\ge v$; strictly above keeps the offsets $b_m$, $\rho_m$ determined (see the text)."""
+        Dual feasibility needs $\ge v$; strictly above keeps the offsets $b_m$, $\theta_m$ determined (see the text)."""
         return np.floor(self.nu * self.l / (2.0 * (1.0 - self.omega))) + 1.0
 
 # %% ../nbs/50_vcmkl.ipynb #6a82a2a0
@@ -233,11 +233,11 @@ def _scores(prob, W, b):
 def hinge_losses(prob,  # the problem (`make_problem`)
                  W,     # M weight vectors w_m, in the coordinates of Phi_m
                  b,     # (M,) offsets b_m
-                 rho,   # (M,) margins rho_m
+                 rho,   # (M,) margins theta_m
                 ):
     r"""The hinge losses `(l, M)` of every point on every rule.
 
-    $$\xi_{im}=[\rho_m-y_if_m(x_i)]_+,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m$$
+    $$\xi_{im}=[\theta_m-y_if_m(x_i)]_+,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, (OPT1)."""
     return np.maximum(rho - prob.y[:, None] * _scores(prob, W, b), 0.0)
@@ -250,11 +250,11 @@ def _assignment_constraints(n, M):
 
 
 def lmo(prob,  # the problem (`make_problem`): n_min and the sizes
-        C,     # (|I-|, M) cost, e.g. the negatives' hinge losses
+        C,     # (|I-|, M) cost matrix D, e.g. the negatives' hinge losses
        ):
-    r"""The best balanced assignment: a vertex of $\arg\min_{\lambda\in\Lambda}\langle\lambda,C\rangle$ and the minimum, by an LP (HiGHS) or `balanced_assignment`.
+    r"""The best balanced assignment: a vertex of $\arg\min_{\lambda\in\Lambda}\langle\lambda,D\rangle$ and the minimum, by an LP (HiGHS) or `balanced_assignment`.
 
-    $$\min_{\lambda\in\Lambda}\sum_{i,m}\lambda_{im}C_{im},\qquad
+    $$\min_{\lambda\in\Lambda}\sum_{i,m}\lambda_{im}D_{im},\qquad
     \Lambda=\Big\{\lambda\ge0:\ \sum_m\lambda_{im}=1\ (i\in I_-),\ \sum_i\lambda_{im}\ge n_m\Big\}$$
 
     Returns `(lambda (|I-|, M), value)`.
@@ -272,16 +272,16 @@ def lmo(prob,  # the problem (`make_problem`): n_min and the sizes
     return res.x.reshape(n, M), float(res.fun)
 
 # %% ../nbs/50_vcmkl.ipynb #9ed53f02
-def balanced_assignment(C,     # (n, M) cost of giving row i to column m
+def balanced_assignment(C,     # (n, M) cost matrix D: D_im is the cost of giving row i to column m
                         need,  # (M,) least number of rows each column must receive
                        ) -> np.ndarray:  # (n,) the column of each row
     r"""An optimal vertex of the assignment LP (`lmo`) by successive shortest paths: exact, no LP solver.
 
-    $$\min_{a\in\{1..M\}^n}\sum_iC_{i,a_i}\quad\text{s.t.}\quad|\{i:a_i=m\}|\ge n_m$$
+    $$\min_{a\in\{1..M\}^n}\sum_iD_{i,a_i}\quad\text{s.t.}\quad|\{i:a_i=m\}|\ge n_m$$
 
     Start from every row at its cheapest column (optimal without the lower bounds); while a column lacks rows, move
     rows along the cheapest chain of moves from a column with a row to spare (Bellman-Ford on the $M$ columns, edge
-    $u\to v$ costing $\min_{i:a_i=u}C_{iv}-C_{iu}$). Augmenting along shortest paths keeps the assignment optimal for
+    $u\to v$ costing $\min_{i:a_i=u}D_{iv}-D_{iu}$). Augmenting along shortest paths keeps the assignment optimal for
     the demands met so far (the successive-shortest-path theorem of min-cost flow), so the end point solves the LP."""
     n, M = C.shape
     need = np.asarray(need, dtype=np.int64)
@@ -323,12 +323,12 @@ def balanced_assignment(C,     # (n, M) cost of giving row i to column m
 def opt1_objective(prob,           # the problem (`make_problem`)
                    W,              # M weight vectors w_m, in the coordinates of Phi_m
                    b,              # (M,) offsets b_m
-                   rho,            # (M,) margins rho_m >= 0
+                   rho,            # (M,) margins theta_m >= 0
                    balanced=True,  # negatives' loss over the balanced set Lambda (False: the paper's min_m)
                   ):
-    r"""The objective OPT1 at $(w,b,\rho)$, the negatives' losses assigned over the balanced set $\Lambda$.
+    r"""The objective OPT1 at $(w,b,\theta)$, the negatives' losses assigned over the balanced set $\Lambda$.
 
-    $$\tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\rho_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+
+    $$\tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\theta_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+
     c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
 
     `balanced=True` is the domain where the Dual exists (each subgroup carries $n_m$ negatives); `False` is the
@@ -354,7 +354,7 @@ def project_lambda(prob,        # the problem (`make_problem`): n_min and the si
     $$\Pi_\Lambda(V)=\arg\min_{\lambda\in\Lambda}\tfrac12\|\lambda-V\|_F^2,\qquad
     \Lambda=\Big\{\lambda\ge0:\ \sum_m\lambda_{im}=1,\ \sum_i\lambda_{im}\ge n_m\Big\}$$
 
-    computed as row-wise simplex projections of $V+\mathbf 1\theta^\top$, $\theta\ge0$ the dual of the column constraints.
+    computed as row-wise simplex projections of $V+\mathbf 1u^\top$, $u\ge0$ the dual of the column constraints.
 
     Reference: zhou2016vcmkl, Sec. 4, Algorithm 1 (the projection step), on the book's $\Lambda$."""
     from scipy.optimize import minimize
@@ -414,14 +414,14 @@ def _Qa(prob, A):
 def primal_value(prob,  # the problem (`make_problem`)
                  W,     # M weight vectors w_m, in the coordinates of Phi_m
                  b,     # (M,) offsets b_m
-                 rho,   # (M,) margins rho_m
+                 rho,   # (M,) margins theta_m
                  lo,    # (l, M) lower bounds of the inner Dual's boxes (`pddp_bounds`)
                  hi,    # (l, M) upper bounds of the inner Dual's boxes
                 ):
-    r"""The primal of the inner problem at $(w,b,\rho)$, whose Dual has the boxes $lo\le\alpha\le hi$ on the negatives.
+    r"""The primal of the inner problem at $(w,b,\theta)$, whose Dual has the boxes $lo\le\alpha\le hi$ on the negatives.
 
-    $$\tfrac12\sum_m\|w_m\|^2-\nu^\top\rho+c_+\sum_{i\in I_+}\max_m[z_{im}]_+ +
-    \sum_{i\in I_-}\sum_m\max(hi_{im}z_{im},\,lo_{im}z_{im},\,0),\qquad z_{im}=\rho_m-y_if_m(x_i)$$
+    $$\tfrac12\sum_m\|w_m\|^2-\nu^\top\theta+c_+\sum_{i\in I_+}\max_m[z_{im}]_+ +
+    \sum_{i\in I_-}\sum_m\max(hi_{im}z_{im},\,lo_{im}z_{im},\,0),\qquad z_{im}=\theta_m-y_if_m(x_i)$$
 
     With $lo=0$, $hi=c_-\lambda$ it is $P(\lambda)$'s objective: the upper end of the duality-gap certificate.
 
@@ -435,21 +435,21 @@ def primal_value(prob,  # the problem (`make_problem`)
 
 # %% ../nbs/50_vcmkl.ipynb #4658b17a
 def _best_offsets(prob, W, lo, hi):
-    "Given `w`, the `(b, rho >= 0)` minimising the inner primal: an LP (HiGHS) in `b, rho` and one slack per loss term."
+    "Given `w`, the `(b, theta >= 0)` minimising the inner primal: an LP (HiGHS) in `b, theta` and one slack per loss term."
     P, N, M = prob.pos, prob.neg, prob.M
     G = prob.y[:, None] * np.column_stack([prob.Phi[m] @ W[m] for m in range(M)])   # y_i w_m.phi_i
     nP, nN = len(P), len(N)
-    nv = 2 * M + nP + nN * M              # b, rho, t+ (per positive), t (per negative, m)
+    nv = 2 * M + nP + nN * M              # b, theta, t+ (per positive), t (per negative, m)
     c = np.r_[np.zeros(M), -prob.nu, np.full(nP, prob.c_plus), np.ones(nN * M)]
     rows, rhs = [], []
-    # positives: rho_m - y_i b_m - t_i <= G_im
+    # positives: theta_m - y_i b_m - t_i <= G_im
     for m in range(M):
         A = sp.lil_matrix((nP, nv))
         A[np.arange(nP), m] = -prob.y[P]
         A[np.arange(nP), M + m] = 1.0
         A[np.arange(nP), 2 * M + np.arange(nP)] = -1.0
         rows.append(A.tocsr()); rhs.append(G[P, m])
-    # negatives: c (rho_m - y_i b_m - G_im) - t_im <= 0 for c in {hi, lo}
+    # negatives: c (theta_m - y_i b_m - G_im) - t_im <= 0 for c in {hi, lo}
     for cc in (hi, lo):
         for m in range(M):
             A = sp.lil_matrix((nN, nv))
@@ -468,7 +468,7 @@ def _best_offsets(prob, W, lo, hi):
 class CriticalRegion:
     r"""The active set of one inner solution and the KKT system it defines: $\alpha^*(\lambda)$ is affine on the region.
 
-    $$\begin{bmatrix}Q_{FF}&G_F^\top\\G_F&0\end{bmatrix}\begin{bmatrix}\alpha_F\\\mu\end{bmatrix}=
+    $$\begin{bmatrix}Q_{FF}&G_F^\top\\G_F&0\end{bmatrix}\begin{bmatrix}\alpha_F\\\pi\end{bmatrix}=
     \begin{bmatrix}-Q_{F\cdot}\,a_{\rm fixed}\\g-G\,a_{\rm fixed}\end{bmatrix},\qquad a_U=c_-\lambda_U$$
 
     Entries are at the lower bound (`L`), at the upper bound (`U`), free (`F`: on a kink of the hinge, $z_{im}=0$) or
@@ -481,7 +481,7 @@ class CriticalRegion:
     F: np.ndarray        # (l, M) free
     H: np.ndarray        # (l, M) held at A_held
     A_held: np.ndarray   # (l, M) values of the held entries
-    nu_act: np.ndarray   # (M,) active nu rows (rho_m > 0)
+    nu_act: np.ndarray   # (M,) active nu rows (theta_m > 0)
     c_act: np.ndarray    # (|I+|,) active coupling rows (s_i > 0)
     Kinv: np.ndarray     # pseudo-inverse of the KKT matrix
     lam0: np.ndarray     # the lambda it was found at
@@ -499,7 +499,7 @@ def _dual_feasibility(prob, A, lo, hi):
 
 def _kkt(prob, reg, lo, hi, tol=1e-9):
     """Evaluate the region's affine solution at bounds `(lo, hi)`: returns `(alpha, W, b, rho, gap, ok)`. `ok` is a
-    certificate: `alpha` is dual feasible to `tol` and the relative duality gap against the primal at `(w, b, rho)` is
+    certificate: `alpha` is dual feasible to `tol` and the relative duality gap against the primal at `(w, b, theta)` is
     below `tol`, so `J* = 1/2 ||w||^2` exactly (up to `tol`) whether or not `lambda` is inside the region."""
     M, P = prob.M, prob.pos
     A = np.where(reg.U, hi, np.where(reg.L, lo, np.where(reg.H, reg.A_held, 0.0)))
@@ -525,7 +525,7 @@ def _kkt(prob, reg, lo, hi, tol=1e-9):
 
 # %% ../nbs/50_vcmkl.ipynb #6cd2fa35
 def _region_from(prob, A, W, b, rho, lo, hi, lam, tol=1e-7):
-    """Read the active set off the *primal* margins `r_im = rho_m - y_i f_m(x_i)` (the interior-point `alpha` sits in the
+    """Read the active set off the *primal* margins `r_im = theta_m - y_i f_m(x_i)` (the interior-point `alpha` sits in the
     middle of a non-unique optimal face and cannot be read) and build the bordered KKT matrix."""
     l, M, P, N = prob.l, prob.M, prob.pos, prob.neg
     r = rho[None, :] - prob.y[:, None] * _scores(prob, W, b)
@@ -585,7 +585,7 @@ class InnerSolution:
     alpha: np.ndarray  # (l, M) dual variables (None from the primal methods, CCCP and SGD)
     W: list            # M weight vectors w_m = Phi_m' (y * alpha_m)
     b: np.ndarray      # (M,) offsets b_m (multipliers of y' alpha_m = 0)
-    rho: np.ndarray    # (M,) margins rho_m (multipliers of sum_i alpha_im >= nu_m)
+    rho: np.ndarray    # (M,) margins theta_m (multipliers of sum_i alpha_im >= nu_m)
     J: float           # J*(lambda) = 1/2 sum a'Qa
     gap: float         # relative duality gap of the inner problem
     region: CriticalRegion | None  # the certified critical region of the solution (None: not polished)
@@ -605,7 +605,7 @@ def solve_inner(prob,         # the problem (`make_problem`)
     $$J^*=\min_\alpha\tfrac12\sum_m\alpha_m^\top Q_m\alpha_m\ \ \text{s.t.}\ \ lo\le\alpha\le hi,\ \
     \sum_m\alpha_{im}\le c_+\ (i\in I_+),\ \ \sum_i\alpha_{im}\ge\nu_m,\ \ y^\top\alpha_m=0$$
 
-    $Q_m=(yy^\top)\circ K_m$; $b$ and $\rho$ come from the multipliers.
+    $Q_m=(yy^\top)\circ K_m$; $b$ and $\theta$ come from the multipliers.
 
     Reference: zhou2016vcmkl, Sec. 3.2, (Dual) and Sec. 4, Theorem 2."""
     A0, b, rho, status = qp.solve(lo, hi)
@@ -696,14 +696,14 @@ def solve(self: _InnerQPClarabel, lo, hi):
         return None, None, None, str(sol.status)
     x = lo_v.copy()
     x[~pinned] = np.array(sol.x)[:nk]
-    z = np.array(sol.z)                                # multipliers: b of y'a_m = 0, rho of sum a_m >= nu_m
+    z = np.array(sol.z)                                # multipliers: b of y'a_m = 0, theta of sum a_m >= nu_m
     ne = Aeq.shape[0]
     return x.reshape(M, l).T / l, z[ne - M:ne] / l, np.maximum(z[ne:ne + M] / l, 0.0), "optimal"
 
 # %% ../nbs/50_vcmkl.ipynb #c9b2a8d8
 @dataclass(repr=False, eq=False)
 class VCMKLResult(SolverResult):
-    r"""A VCMKL fit: OPT1 at the returned $(w,b,\rho)$ (`objective`), the hidden variables, the duals and the solver's counts.
+    r"""A VCMKL fit: OPT1 at the returned $(w,b,\theta)$ (`objective`), the hidden variables, the duals and the solver's counts.
 
     $$f_m(x)=\sum_{i=1}^lK_m(x,x_i)\,\beta_{im}+b_m,\qquad g(x)=\min_mf_m(x)$$
 
@@ -714,7 +714,7 @@ class VCMKLResult(SolverResult):
     alpha: np.ndarray | None = None    # (l, M) dual variables (None for SGD)
     coef: np.ndarray | None = None     # (l, M) expansion coefficients: f_m(x) = K_m(x, X) coef[:, m] + b_m
     b: np.ndarray | None = None        # (M,) offsets b_m of the rules
-    rho: np.ndarray | None = None      # (M,) margins rho_m >= 0
+    rho: np.ndarray | None = None      # (M,) margins theta_m >= 0
     n_qp: int = 0                      # inner QP solves
     n_hits: int = 0                    # PDDP: iterations answered from a cached critical region (no QP)
     history: dict | None = None        # per-iteration traces (objective, grad_norm, lam, ...)
@@ -747,8 +747,8 @@ def _idle_rules(prob, W, tol=1e-6):
 
 def _idle_offset(prob, lam, W, b, rho, m):
     """Midpoint of the interval of optimal `b_m` of an idle rule (`f_m = b_m`), the other rules held: the minimisers of
-    `h(t) = c+ sum_I+ max(s_i, [rho_m - t]_+) + c- sum_I- lambda_im [rho_m + t]_+`, `s_i` the other rules' loss.
-    `h` is convex piecewise linear, so its minimisers are an interval between two of its breakpoints. With `rho_m = 0`
+    `h(t) = c+ sum_I+ max(s_i, [theta_m - t]_+) + c- sum_I- lambda_im [theta_m + t]_+`, `s_i` the other rules' loss.
+    `h` is convex piecewise linear, so its minimisers are an interval between two of its breakpoints. With `theta_m = 0`
     and `lambda_{:,m} != 0` the interval lies in `t <= 0`: the rule vetoes every sample (`g = min_m f_m <= 0`)."""
     P = prob.pos
     Xi = np.maximum(rho - prob.y[:, None] * _scores(prob, W, b), 0.0)
@@ -784,9 +784,9 @@ def result_from_primal(prob,  # the problem (`make_problem`)
                        lam,   # (|I-|, M) hidden variables of the iterate
                        W,     # M weight vectors w_m, in the coordinates of Phi_m
                        b,     # (M,) offsets b_m
-                       rho,   # (M,) margins rho_m
+                       rho,   # (M,) margins theta_m
                       ) -> VCMKLResult:
-    "A `VCMKLResult` for any primal iterate `(w, b, rho)` at `lam`, made exact as `solve_vcmkl` makes its answer (idle rules)."
+    "A `VCMKLResult` for any primal iterate `(w, b, theta)` (argument `rho`) at `lam`, made exact as `solve_vcmkl` makes its answer (idle rules)."
     return _finish_fit(prob, VCMKLResult(solver="vcmkl/primal", lam=np.asarray(lam, float)), W, b, rho)
 
 # %% ../nbs/50_vcmkl.ipynb #86acb8d1
@@ -903,7 +903,7 @@ def _pddp(prob, lam0, max_iter=100, tol=1e-4, step=None, cache=True, seeds=(), r
 
 # %% ../nbs/50_vcmkl.ipynb #e2b66873
 def _am(prob, lam0, max_iter=100, tol=1e-4):
-    "Alternating minimisation: QP for fixed lambda, then the best balanced assignment for fixed (w, b, rho)."
+    "Alternating minimisation: QP for fixed lambda, then the best balanced assignment for fixed (w, b, theta)."
     ev = _Evaluator(prob, cache=False)
     lam, s = lam0.copy(), ev(lam0)
     hist = {"objective": [-s.J]}
@@ -1020,9 +1020,9 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
                 warn=True,          # warn about idle rules and about max_iter
                 seeds=(),           # pddp only: also start phase 2 from these methods' end points ("sgd", "cccp")
                 psd="check",        # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
-               ) -> VCMKLResult:    # `.objective`: OPT1 at the returned (w, b, rho)
-    r"""Veto-consensus MKL: OPT1 on the balanced set $\Lambda$, $\xi_{im}=[\rho_m-y_if_m(x_i)]_+$, by PDDP or a local method.
-    $$\min_{w,b,\rho\ge0}\ \tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\rho_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
+               ) -> VCMKLResult:    # `.objective`: OPT1 at the returned (w, b, theta)
+    r"""Veto-consensus MKL: OPT1 on the balanced set $\Lambda$, $\xi_{im}=[\theta_m-y_if_m(x_i)]_+$, by PDDP or a local method.
+    $$\min_{w,b,\theta\ge0}\ \tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\theta_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
     Reference: zhou2016vcmkl, Sec. 3.2 (OPT1) and Sec. 4, Algorithm 1 (PDDP); AM, CCCP and SGD are the baselines of Sec. 5.1."""
     t0 = time.perf_counter()
     if solver not in _SOLVERS:
@@ -1082,13 +1082,13 @@ PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, omega=None, solver="pddp",
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     r"""Veto-consensus MKL: one kernel rule per hidden subgroup of the negatives, positive only where every rule accepts.
 
-    $$g(x)=\min_mf_m(x)-\theta,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
+    $$g(x)=\min_mf_m(x)-t,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
 
     the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
     standardised features, $\omega=|I_-|/l$ (the paper's $\gamma$), and with `nu="auto"` the fraction of `largest_nu`, the handling
-    of idle rules and $\theta\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
+    of idle rules and the threshold $t\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
     stratified cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error;
-    alternating minimisation. With a given `nu`, $\theta=0$. The paper's Table 1 setting is `PAPER_TABLE1`.
+    alternating minimisation. With a given `nu`, $t=0$. The paper's Table 1 setting is `PAPER_TABLE1`.
     `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of the rules on the bank's
     kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (classifier, OPT1) and Sec. 4 (PDDP)."""
 
@@ -1227,10 +1227,10 @@ def _problem(self: VCMKLClassifier, factors, rows, y_pm, nu):
 
 @patch
 def _best_response(self: VCMKLClassifier, factors, prob, rows, model):
-    "The vertex of `prob`'s Lambda that best fits a model `(w, b, rho)` fitted on other rows: its negatives' hinge losses."
+    "The vertex of `prob`'s Lambda that best fits a model `(w, b, theta)` fitted on other rows: its negatives' hinge losses."
     w, b, rho = model
     F = np.column_stack([factors[k][0][rows[prob.neg]] @ w[m] for m, k in enumerate(self.rule_kernel_)]) + b
-    return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [rho_m + f_m(x_i)]_+
+    return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [theta_m + f_m(x_i)]_+
 
 
 def _rule_scores(r, factors, rule_kernel, policy):
@@ -1298,12 +1298,12 @@ def best_threshold(g,            # (n,) scores
                    y,            # (n,) labels in {-1, +1}
                    cuts=False,   # also try every cut between consecutive scores (False: 0 and the two constants)
                   ) -> tuple[float, float]:
-    r"""`(accuracy, theta)`: the threshold of the rule $g>\theta$ with the best accuracy on `(g, y)`; ties go to $\theta$ nearest 0.
+    r"""`(accuracy, t)`: the threshold $t$ of the rule $g>t$ with the best accuracy on `(g, y)`; ties go to the $t$ nearest 0.
 
-    $$\hat\theta=\arg\max_{\theta\in\Theta}\frac1n\sum_i\mathbb 1\big[\operatorname{sign}(g_i-\theta)=y_i\big],\qquad
-    \Theta=\{0,-\infty,+\infty\}\ \text{(and every cut of the scores with `cuts=True`)}$$
+    $$\hat t=\arg\max_{t\in\mathcal T}\frac1n\sum_i\mathbb 1\big[\operatorname{sign}(g_i-t)=y_i\big],\qquad
+    \mathcal T=\{0,-\infty,+\infty\}\ \text{(and every cut of the scores with `cuts=True`)}$$
 
-    $\theta=\mp\infty$ are the constant classifiers (all positive, all negative)."""
+    $t=\mp\infty$ are the constant classifiers (all positive, all negative)."""
     cand = np.r_[0.0, -np.inf, np.inf]
     if cuts:
         s = np.unique(g)
@@ -1333,7 +1333,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
                                        random_state=self.random_state)[0])
     policies = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
     G = np.zeros((grid.size, len(policies), idx.size))           # out-of-fold scores min_m f_m
-    models = [None] * grid.size                                   # the last fold's (w, b, rho) at each fraction
+    models = [None] * grid.size                                   # the last fold's (w, b, theta) at each fraction
     for p_tr, p_va in StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]):
         tr, va = idx[p_tr], idx[p_va]
         top, lam = largest_nu(y_pm[tr], M, self.omega), None
@@ -1364,7 +1364,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
 def decision_function(self: VCMKLClassifier,
                       X,  # (n, d) test inputs
                      ):
-    r"Scores $\min_mf_m(x)-\theta$, `(n,)` (over the active rules when `idle_rules_` is 'drop'): positive exactly when every rule accepts."
+    r"Scores $\min_mf_m(x)-t$, $t$ = `threshold_`, `(n,)` (over the active rules when `idle_rules_` is 'drop'): positive exactly when every rule accepts."
     check_is_fitted(self, "result_")
     X = validate_data(self, X, dtype=np.float64, reset=False)
     Kt, r = self.bank_.transform(X), self.result_

@@ -101,7 +101,7 @@ def rademacher_expected(kernel,               # a mklbook kernel, e.g. Polynomia
     return float(vals.mean()), float(vals.std(ddof=1) / np.sqrt(len(vals)))
 
 # %% ../nbs/20_vkr.ipynb #33fd023b
-def _theorem_inputs(margins, mixture, complexities, rho, delta):
+def _theorem_inputs(margins, mixture, complexities, theta, delta):
     margins = np.asarray(margins, dtype=np.float64).ravel()
     mixture = np.asarray(mixture, dtype=np.float64).ravel()
     complexities = np.asarray(complexities, dtype=np.float64).ravel()
@@ -119,36 +119,36 @@ def _theorem_inputs(margins, mixture, complexities, rho, delta):
     p = mixture.size
     if p < 2:
         raise ValueError("the theorems assume p > 1 families (log p appears in the bound).")
-    if not (np.isfinite(rho) and rho > 0 and 0 < delta < 1):
-        raise ValueError(f"need rho > 0 and 0 < delta < 1; got rho={rho!r}, delta={delta!r}.")
+    if not (np.isfinite(theta) and theta > 0 and 0 < delta < 1):
+        raise ValueError(f"need theta > 0 and 0 < delta < 1; got theta={theta!r}, delta={delta!r}.")
     return margins, mixture, complexities, p, margins.size
 
 
 def theorem1_bound(margins,          # (m,) margins y_i f(x_i) in [-1, 1] of f in conv(U H_k), atoms valued in [-1, 1]
                    mixture,          # (p,) weight w_k of f on each family (sum <= 1)
                    complexities,     # (p,) Rademacher complexities R_m(H_k) of the [-1, 1]-valued families
-                   rho: float,       # margin
+                   theta: float,       # the margin theta (the papers' rho)
                    delta: float = 0.05,  # confidence: the bound holds with probability >= 1 - delta
                    ) -> float:       # the bound on the error R(f)
     r"""Right-hand side of Theorem 1, a margin bound on the error $R(f)$ of $f$ in $\mathrm{conv}(\bigcup_kH_k)$.
 
-    $$R(f)\le\widehat R_{S,\rho}(f)+\frac4\rho\sum_{k=1}^pw_k\mathfrak R_m(H_k)+\frac2\rho\sqrt{\frac{\log p}m}
-    +\sqrt{\Big\lceil\frac4{\rho^2}\log\frac{\rho^2m}{\log p}\Big\rceil\frac{\log p}m+\frac{\log\frac2\delta}{2m}}$$
+    $$R(f)\le\widehat R_{S,\theta}(f)+\frac4\theta\sum_{k=1}^pw_k\mathfrak R_m(H_k)+\frac2\theta\sqrt{\frac{\log p}m}
+    +\sqrt{\Big\lceil\frac4{\theta^2}\log\frac{\theta^2m}{\log p}\Big\rceil\frac{\log p}m+\frac{\log\frac2\delta}{2m}}$$
     with $w_k=\sum_{t:k_t=k}\alpha_t$; the ceiling is taken $\ge1$. The confidence term is inside the root, as in the
     source theorem (the paper prints it outside).
 
     Reference: cortes2015vkr, Sec. 4, Thm. 1; cortes2014deep, Thm. 1."""
-    g, w, r, p, m = _theorem_inputs(margins, mixture, complexities, rho, delta)
+    g, w, r, p, m = _theorem_inputs(margins, mixture, complexities, theta, delta)
     lp = math.log(p)
-    n = max(1, math.ceil(4 / rho**2 * math.log(max(rho**2 * m / lp, 1.0))))
-    return float(np.mean(g <= rho) + 4 / rho * (w @ r) + 2 / rho * math.sqrt(lp / m)
+    n = max(1, math.ceil(4 / theta**2 * math.log(max(theta**2 * m / lp, 1.0))))
+    return float(np.mean(g <= theta) + 4 / theta * (w @ r) + 2 / theta * math.sqrt(lp / m)
                  + math.sqrt(n * lp / m + math.log(2 / delta) / (2 * m)))
 
 # %% ../nbs/20_vkr.ipynb #5cfe8b7b
 def theorem2_bound(margins,        # (m,) margins y_i f(x_i) in [-1, 1] (atoms valued in [-1, 1])
                    mixture,        # (p,) weight w_k of f on each family (sum <= 1)
                    complexities,   # (p,) Rademacher complexities R_m(H_k) of the [-1, 1]-valued families
-                   rho: float,     # margin
+                   theta: float,     # the margin theta (the papers' rho)
                    K: float = 2.0, # K > 1: the factor K/(K-1) on the empirical margin loss
                    delta: float = 0.05,    # confidence: the bound holds with probability >= 1 - delta
                    form: str = "derived",  # "derived": what Appendix A proves (erratum); "printed": the paper's statement
@@ -156,27 +156,27 @@ def theorem2_bound(margins,        # (m,) margins y_i f(x_i) in [-1, 1] (atoms v
     r"""Right-hand side of Theorem 2 (local analysis), a bound on $R(f)$ whose sample-size terms are $O(\log m/m)$.
 
     With $c=\frac K{K-1}$, `form="derived"` (what Appendix A proves; erratum in the text) is
-    $$c\,\widehat R_{S,3\rho/2}(f)+\frac{12K}\rho\sum_kw_k\mathfrak R_m(H_k)+\min_{n\ge1}\Big[(1+c)e^{-n\rho^2/8}
+    $$c\,\widehat R_{S,3\theta/2}(f)+\frac{12K}\theta\sum_kw_k\mathfrak R_m(H_k)+\min_{n\ge1}\Big[(1+c)e^{-n\theta^2/8}
     +\Big(2K^2+\frac{14K}3\Big)\frac{\log\frac2\delta+(2n-1)\log p}m\Big]$$
     and `form="printed"` (the paper's statement) is
-    $$c\,\widehat R_{S,\rho}(f)+\frac{6K}\rho\sum_kw_k\mathfrak R_m(H_k)+40\frac{K\log p}{\rho^2m}+5K\frac{\log\frac2\delta}m
-    +5K\Big\lceil\frac8{\rho^2}\log\frac{\rho^2(1+c)m}{40K\log p}\Big\rceil\frac{\log p}m .$$
+    $$c\,\widehat R_{S,\theta}(f)+\frac{6K}\theta\sum_kw_k\mathfrak R_m(H_k)+40\frac{K\log p}{\theta^2m}+5K\frac{\log\frac2\delta}m
+    +5K\Big\lceil\frac8{\theta^2}\log\frac{\theta^2(1+c)m}{40K\log p}\Big\rceil\frac{\log p}m .$$
 
     Reference: cortes2015vkr, Sec. 4, Thm. 2 and App. A; bartlett2005local, Thm. 2.1."""
-    g, w, r, p, m = _theorem_inputs(margins, mixture, complexities, rho, delta)
+    g, w, r, p, m = _theorem_inputs(margins, mixture, complexities, theta, delta)
     if not K > 1:
         raise ValueError(f"Theorem 2 needs K > 1; got {K!r}.")
     if form not in ("derived", "printed"):
         raise ValueError(f"form must be 'derived' (what Appendix A proves) or 'printed' (the paper's statement); got {form!r}.")
     lp, c = math.log(p), K / (K - 1)
     if form == "printed":
-        n = max(1, math.ceil(8 / rho**2 * math.log(max(rho**2 * (1 + c) * m / (40 * K * lp), 1.0))))
-        return float(c * np.mean(g <= rho) + 6 * K / rho * (w @ r) + 40 * K * lp / (rho**2 * m)
+        n = max(1, math.ceil(8 / theta**2 * math.log(max(theta**2 * (1 + c) * m / (40 * K * lp), 1.0))))
+        return float(c * np.mean(g <= theta) + 6 * K / theta * (w @ r) + 40 * K * lp / (theta**2 * m)
                      + 5 * K * math.log(2 / delta) / m + 5 * K * n * lp / m)
-    n_max = max(2, math.ceil(8 / rho**2 * math.log(max((1 + c) * m, math.e))) + 1)   # past it e^{-n rho^2/8} < 1/((1+c) m)
+    n_max = max(2, math.ceil(8 / theta**2 * math.log(max((1 + c) * m, math.e))) + 1)   # past it e^{-n theta^2/8} < 1/((1+c) m)
     n = np.arange(1, n_max + 1, dtype=np.float64)
-    tail = (1 + c) * np.exp(-n * rho**2 / 8) + (2 * K**2 + 14 * K / 3) * (math.log(2 / delta) + (2 * n - 1) * lp) / m
-    return float(c * np.mean(g <= 1.5 * rho) + 12 * K / rho * (w @ r) + tail.min())
+    tail = (1 + c) * np.exp(-n * theta**2 / 8) + (2 * K**2 + 14 * K / 3) * (math.log(2 / delta) + (2 * n - 1) * lp) / m
+    return float(c * np.mean(g <= 1.5 * theta) + 12 * K / theta * (w @ r) + tail.min())
 
 # %% ../nbs/20_vkr.ipynb #5e0909af
 def trace_bound(Ks,                  # (p, m, m) PSD training stack
@@ -248,7 +248,7 @@ def degree_bound(degrees,         # (p,) polynomial degrees k
     return 12.0 * np.asarray(kappa2, float) * np.sqrt(np.pi * pseudo_dimension(degrees, n_features) / m)
 
 # %% ../nbs/20_vkr.ipynb #7af36f08
-def gaussian_bound(gammas,            # (p,) Gaussian widths gamma_k
+def gaussian_bound(gammas,            # (p,) Gaussian parameters gamma_k
                    dist_complexity,   # R_hat_S of {x -> ||x - x'||^2} (e.g. rademacher_mc of the squared distances)
                    m: int,            # sample size
                    corrected: bool = True,  # add the 1/sqrt(m) of the constant part (Lemma 5'); False: as printed
@@ -320,8 +320,8 @@ def local_rademacher_mc(K,                   # (m, m) symmetric PSD kernel matri
     r"""Monte-Carlo estimate (an over-estimate) of the local Rademacher complexity of the RKHS unit ball at radius $r$.
 
     $$\frac1m\mathbb E_\sigma\sup_{v=f(S),\,\lVert f\rVert\le1,\,\lVert v\rVert^2/m\le r}\sigma^\top v
-    =\frac1m\mathbb E_\sigma\min_{t\ge0}\sqrt{(1+tr)\sum_jc_j^2\frac{\mu_j}{1+t\lambda_j}}$$
-    with $\mathbf K=U\mathrm{diag}(\mu)U^\top$, $\lambda_j=\mu_j/m$, $c=U^\top\sigma$; the minimum is taken over a grid of $t$.
+    =\frac1m\mathbb E_\sigma\min_{t\ge0}\sqrt{(1+tr)\sum_jc_j^2\frac{\nu_j}{1+t\lambda_j}}$$
+    with $\mathbf K=U\mathrm{diag}(\nu)U^\top$, $\lambda_j=\nu_j/m$, $c=U^\top\sigma$; the minimum is taken over a grid of $t$.
 
     Reference: mendelson2003; bartlett2005local."""
     K = check_stack(K, "K", symmetric=True)[0]
@@ -634,7 +634,7 @@ def _vkr_lp(A, y, Lambda, tol, l1_bound=None):
 
 # %% ../nbs/20_vkr.ipynb #9aacb180
 def _line_search(g, q, a, Lam, m) -> float:
-    "Exact minimiser of `eta -> (1/m) sum_i max(0, 1 - g_i - eta q_i) + Lam |a + eta|` (convex, piecewise linear)."
+    "Exact minimiser of `t -> (1/m) sum_i max(0, 1 - g_i - t q_i) + Lam |a + t|` (convex, piecewise linear; the step t is `eta` below)."
     nz = q != 0
     gq, qq = g[nz], q[nz]
     b = np.unique(np.append((1.0 - gq) / qq, -a))
@@ -1303,7 +1303,7 @@ class ImplicitStack:
 
     $$\texttt{price}(\mathbf w)=\Big(\sum_i w_iK_k(x_i,x_j)/s_k\Big)_{k,j},\qquad s_k=\max_{i,j}|K_k(x_i,x_j)|$$
     one pass over the $pm^2$ kernel values per call (memory $O(pbm)$ for blocks of $b$ rows); `columns` evaluates single atoms.
-    Polynomials sharing $\gamma x\cdot x'+c$ are built as successive products, Gaussians of widths $\gamma,2\gamma,\dots$ by squaring."""
+    Polynomials sharing the base $a\,x\cdot x'+c$ (`Polynomial(gamma=a, coef0=c)`) are built as successive products, Gaussians with parameters $\gamma,2\gamma,\dots$ by squaring."""
 
     def __init__(self,
                  kernels,                 # list of mklbook kernels (None: default_bank(X, family))
@@ -1333,7 +1333,7 @@ class ImplicitStack:
 @patch
 def _plan(self: ImplicitStack) -> list:
     """Kernels grouped by the inputs they see: `[(inputs (m, d'), squared norms, [(kind, params, [kernel indices])])]`;
-    kind 'poly' chains the degrees of one (gamma, coef0), 'gauss' the widths, 'other' evaluates from the products."""
+    kind 'poly' chains the degrees of one Polynomial (gamma, coef0), 'gauss' the Gaussian parameters, 'other' evaluates from the products."""
     groups = {}
     for q, kern in enumerate(self.bank.kernels_):
         if isinstance(kern, Precomputed):
@@ -1491,7 +1491,7 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
     No offset, as in the paper's Eq. (1). `n_support_` is the number of
     non-zero atoms (k, j), `n_support_points_` the number of distinct training points x_j they use; prediction touches
     only those atoms; `weights_[k]` is kernel k's share of `sum |alpha|`. With `scale_inputs=True` inputs are divided
-    by `input_scale_` (the largest training-row norm; not for precomputed kernels), so a Gaussian of width gamma acts as
+    by `input_scale_` (the largest training-row norm; not for precomputed kernels), so a Gaussian of parameter gamma acts as
     `exp(-gamma/input_scale_^2 |x - x'|^2)` on the raw inputs: use `scale_inputs=False` for gamma to mean the paper's.
     The default bank, `default_bank(X, "both")`, standardises the features itself, so the scaling is moot there. A stack
     above `max_stack_mib` is not formed: the solvers read an `ImplicitStack` (kernel values recomputed from the inputs).

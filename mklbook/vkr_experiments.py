@@ -146,7 +146,7 @@ def table1_methods(quick: bool = False,  # the CI setting: degrees 1..4, two val
 
 # %% ../nbs/21_vkr_experiments.ipynb #0d1bf849
 def table2_methods(quick: bool = False,  # the CI setting: two values per grid
-                   gammas=None,          # Gaussian widths; default {10^(i/2): i = -4..4}
+                   gammas=None,          # Gaussian parameters gamma; default {10^(i/2): i = -4..4}
                    lam_grid=None,        # VKRG's lambda grid; default {10^-i: i = 0..8}
                    beta_grid=None,       # VKRG's beta grid; default {10^-i: i = 0..8}
                    C_grid=None,          # the L2-SVM-uniform's C grid; default {10^i: i = -5..7}

@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from sklearn.datasets import make_regression
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -149,3 +150,24 @@ def test_alignment_krr_past_the_memory_budget_solves_problem_9_in_feature_space(
     assert big.score(X[300:], y[300:]) >= AlignmentKRR().fit(X[:300], y[:300]).score(X[300:], y[300:]) - 0.05
     const = AlignmentKRR(memory_budget=1.0).fit(X[:40], np.full(40, 3.0))
     np.testing.assert_allclose(const.predict(X[:5]), 3.0)
+
+
+@pytest.mark.parametrize("eta, eta1, eta2", [(2.0, 1e-2, 0.5), (0.3, 1.0, 0.0), (5.0, 1e-3, 1.0)])
+def test_alignment_krr_minimises_problem_9_against_cvxpy(eta, eta1, eta2):
+    """alignment_krr's objective equals the optimum of (9) written directly in cvxpy (matrix_frac), for weights of the
+    alignment term other than 1 (the line search's step must not be confused with the weight eta)."""
+    import cvxpy as cp
+    from mklbook.alignment import alignment_krr
+    from mklbook.kernels import Gaussian, KernelBank
+    X, y = make_regression(n_samples=40, n_features=4, noise=5.0, random_state=3)
+    y = (y - y.mean()) / y.std()
+    Ks = KernelBank([Gaussian(g) for g in (0.05, 0.3, 2.0)], center=True, normalize="trace").fit_transform(X)
+    r = alignment_krr(Ks, y, eta=eta, eta1=eta1, eta2=eta2, tol=1e-9)
+    Kc = [K for K in Ks]
+    a = np.array([y @ K @ y for K in Kc])
+    M = np.array([[np.sum(K * L) for L in Kc] for K in Kc])
+    mu = cp.Variable(len(Kc), nonneg=True)
+    F = cp.matrix_frac(y, sum(mu[k] * Kc[k] for k in range(len(Kc))) + np.eye(len(y))) - eta * a @ mu \
+        + cp.quad_form(mu, eta2 * M + eta1 * np.eye(len(Kc)), assume_PSD=True)
+    ref = cp.Problem(cp.Minimize(F)).solve(solver="CLARABEL")
+    assert r.objective == pytest.approx(ref, rel=1e-5, abs=1e-6)

@@ -305,13 +305,17 @@ def test_papers_are_named_by_author_and_year():
 
 
 def test_the_library_code_is_collapsed_so_the_chapter_opens_on_its_argument():
-    "Exported and hidden cells carry `jupyter.source_hidden` (kept by nbdev_clean): JupyterLab shows them as one line."
+    """Exported and hidden cells carry `jupyter.source_hidden`, show_doc cells `jupyter.outputs_hidden` (both kept by
+    nbdev_clean): JupyterLab shows the library's code as one line and each API card folded under its `show_doc` call."""
     import sys
     sys.path.insert(0, str(ROOT / "tools"))
-    from collapse_code import is_library_cell
-    open_ = [f"{nb.name} cell {i}" for nb in NOTEBOOKS for i, c in enumerate(_json.loads(nb.read_text())["cells"])
-             if is_library_cell(c) and not c.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+    from collapse_code import is_library_cell, is_api_card
+    flag = lambda c, key: c.get("metadata", {}).get("jupyter", {}).get(key)
+    cells = [(nb, i, c) for nb in NOTEBOOKS for i, c in enumerate(_json.loads(nb.read_text())["cells"])]
+    open_ = [f"{nb.name} cell {i}" for nb, i, c in cells if is_library_cell(c) and not flag(c, "source_hidden")]
     assert not open_, f"library cells shown open (run `python tools/collapse_code.py`, then nbdev_clean): {open_}"
+    cards = [f"{nb.name} cell {i}" for nb, i, c in cells if is_api_card(c) and not flag(c, "outputs_hidden")]
+    assert not cards, f"API cards shown open (run `python tools/collapse_code.py`, then nbdev_clean): {cards}"
     assert "jupyter" in (ROOT / "settings.ini").read_text().split("allowed_cell_metadata_keys", 1)[1].split("\n", 1)[0]
 
 
@@ -328,3 +332,72 @@ def test_the_interactive_explorations_each_have_a_static_figure():
                     f"{nb.name} cell {i}: no static figure of the exploration just before it"
                 found.append(f"{nb.name} cell {i}")
     assert len(found) >= 3, f"interactive explorations: {found}"
+
+
+# The retired uses of the index's reserved symbols: (pattern, what the symbol would then mean, the book's symbol for it).
+# The patterns read LaTeX as stored in Markdown cells and in docstrings (single backslashes).
+RETIRED_USES = {
+    r"\gamma": [
+        (r"\\(?:bar|tilde)\s*\{?\\gamma|\\hat\\gamma_\{?K|\\gamma_\{?(?:K|\\max)|\\gamma_0\s*=\s*\\max|\\boldsymbol\\gamma",
+         "a (kernel) margin", r"\zeta"),
+        (r"\\gamma''|\\gamma'\s*=\s*10|\\gamma,\\gamma'", "a weight of the single-stage problem (9)", r"\eta, \eta', \eta''"),
+        (r"\\frac\{?\\gamma\}?\s*\{?l\}?|\(1-\\gamma\)|\\frac\{1-\\gamma\}", "VCMKL's weight of the positive losses", r"\omega"),
+        (r"2\^\{\\gamma_[01]\}", "an exponent of a grid of Gaussian parameters", "j_0, j_1"),
+        (r"\(\\gamma\\?,?\s*x\s*\\cdot", "the scale of a polynomial kernel", "a (the argument keeps scikit-learn's name gamma)"),
+        (r"(?i)width (?:parameter )?\$\\gamma|\\gamma\$?,? (?:the|a|its)? ?width\b|of width parameter|\bwidths? \$\\gamma",
+         "a width (the Gaussian parameter is an inverse squared width)", "narrow (large gamma) / wide (small gamma)"),
+        (r"(?:exp\(-|e\^\{-)\\tau|Gaussian[^.$]{0,40}\$\\tau|\\tau\\in\[2\^|\\log_2\\tau", "the Gaussian parameter", r"\gamma"),
+    ],
+    r"\rho": [(r"R_\{?(?:S,)?\\rho|\\rho_h|\\Psi_\\rho|\\frac\d\\rho|\\frac\{\d\}\{\\rho|\{m\\rho\}|\\rho>0|\\rho_m\b|"
+               r"[^a-zA-Z]d\\rho\(|\\rho\(\\mu|\$\\rho\$-margin", "a margin, a measure or a penalty", r"\theta (margin), \mu (measure)")],
+    "p": [(r"\\rVert_p\b|\\rVert_\{p|_\{p\^\*\}|_\{p\*\}|\\\|_p\b|\bL_p\b ball|norm \$p\b", "a norm", "q")],
+    r"\mu": [(r"\\lVert\\theta\\rVert|\\theta\\ge0,|\\mathbf d\\ge0|\\mathbf d\\in|\\sum_k d_k|d_k\\mathbf K_k|\\lVert\\mathbf d\\rVert|"
+              r"weights \$\\mathbf d\$|weights \$\\theta", "kernel weights written theta or d", r"\mu")],
+    r"\theta": [(r"K_\{?\\theta|\\theta\\in\\Omega|d\\mu\(\\theta\)", "the parameter of a kernel family", r"\psi")],
+    "C": [(r"\bC\(y|\|C\(y|C_y\b", "the points of a class", "I_y")],
+}
+
+
+def _notation_table():
+    cell = next(s for s in _cells(ROOT / "nbs" / "index.ipynb") if s.startswith("## Notation"))
+    return [row.split("|")[1].strip() for row in cell.splitlines() if row.startswith("| $")]
+
+
+def test_the_reserved_symbols_of_the_index_keep_one_meaning_in_every_chapter():
+    """The index's notation table is the law: each symbol it lists means one object in every chapter (Markdown and the
+    docstrings of the code). The known retired uses are searched for, and each symbol policed here must be in the table."""
+    firsts = " ".join(_notation_table())
+    for sym in RETIRED_USES:
+        assert re.search(re.escape(f"${sym}") + r"(?![a-zA-Z])", firsts), f"{sym} is policed but not in the index's table"
+    bad = []
+    for nb in NOTEBOOKS:
+        for i, c in enumerate(_json.loads(nb.read_text())["cells"]):
+            if c["cell_type"] not in ("markdown", "code"):
+                continue
+            src = "".join(c["source"])
+            if nb.name == "index.ipynb" and src.startswith("## Notation"):
+                continue                                       # the law itself names the papers' letters
+            for sym, rules in RETIRED_USES.items():
+                for pat, what, use in rules:
+                    for m in re.finditer(pat, src):
+                        bad.append(f"{nb.name} cell {i}: {sym} as {what} (use {use}): "
+                                   f"...{src[max(0, m.start() - 40):m.end() + 20]}...")
+    assert not bad, f"{len(bad)} retired uses of reserved symbols:\n" + "\n".join(bad[:40])
+
+
+def test_library_signatures_follow_the_notation():
+    "The norm is q, the Gaussian range gamma_range, the kernel margin zeta0, the single-stage weights eta*, VCMKL's omega."
+    import inspect
+    from mklbook.classic_mkl import LpMKL, NLMKL, TwoLayerMKL, lp_mkl, IKL
+    from mklbook.pep import IFKLClassifier
+    from mklbook.m3k import M3KClassifier, theorem1_bound
+    from mklbook.alignment import AlignmentKRR
+    from mklbook.vcmkl import VCMKLClassifier
+    params = lambda f: set(inspect.signature(f).parameters)
+    for f in (LpMKL, NLMKL, TwoLayerMKL, lp_mkl):
+        assert "q" in params(f) and "p" not in params(f), f
+    for f in (IKL, IFKLClassifier):
+        assert "gamma_range" in params(f) and "tau_range" not in params(f), f
+    assert "zeta0" in params(M3KClassifier) and "theta" in params(theorem1_bound) and "rho" not in params(theorem1_bound)
+    assert {"eta", "eta1", "eta2"} <= params(AlignmentKRR) and "gamma" not in params(AlignmentKRR)
+    assert "omega" in params(VCMKLClassifier) and "gamma" not in params(VCMKLClassifier)

@@ -124,7 +124,7 @@ def test_estimator_multiclass_and_binary():
     assert b.decision_function(X).shape == (150,) and b.score(X, yb) > 0.9
 
 
-def test_relative_gamma0_is_a_fraction_of_gamma_max_and_solves_lp5_once(monkeypatch):
+def test_relative_zeta0_is_a_fraction_of_zeta_max_and_solves_lp5_once(monkeypatch):
     import mklbook.m3k as m3k
     Ks, y = _problem()
     gmax = max_kernel_margin(Ks, y).objective

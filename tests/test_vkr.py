@@ -112,9 +112,9 @@ def test_local_bound_covers_localised_atoms():
 
 def test_theorem1_decreases_with_margin_loss_and_complexity():
     g = np.linspace(-1, 1, 100)
-    b0 = theorem1_bound(g, [0.5, 0.5], [0.1, 0.2], rho=0.5)
-    assert theorem1_bound(np.clip(g + 1, -1, 1), [0.5, 0.5], [0.1, 0.2], rho=0.5) < b0
-    assert theorem1_bound(g, [0.5, 0.5], [0.05, 0.1], rho=0.5) < b0
+    b0 = theorem1_bound(g, [0.5, 0.5], [0.1, 0.2], theta=0.5)
+    assert theorem1_bound(np.clip(g + 1, -1, 1), [0.5, 0.5], [0.1, 0.2], theta=0.5) < b0
+    assert theorem1_bound(g, [0.5, 0.5], [0.05, 0.1], theta=0.5) < b0
 
 
 def test_estimator_predicts_from_support_only_and_pickles():
@@ -167,7 +167,7 @@ def test_bad_input():
         theorem1_bound([], [0.5, 0.5], [0.1, 0.1], 0.5)
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         theorem1_bound([np.nan, 0.5], [0.5, 0.5], [0.1, 0.1], 0.5)
-    with pytest.raises(ValueError, match="rho"):
+    with pytest.raises(ValueError, match="theta"):
         theorem2_bound([0.5], [0.5, 0.5], [0.1, 0.1], float("nan"))
     with pytest.raises(ValueError, match="complexities"):
         theorem1_bound([0.5], [0.5, 0.5], [-0.1, 0.1], 0.5)
@@ -207,10 +207,10 @@ def test_zero_solution_needs_no_lp():
 
 def test_theorem2_derived_is_weaker_than_printed_and_keeps_the_rate():
     g, w, r = np.full(10**5, 0.9), np.full(10, 0.1), np.full(10, 0.001)   # large m: the printed choice of n is near-optimal
-    for rho in (0.1, 0.3, 0.5):
+    for theta in (0.1, 0.3, 0.5):
         for K in (1.5, 2.0, 4.0):
-            assert theorem2_bound(g, w, r, rho, K) > theorem2_bound(g, w, r, rho, K, form="printed")
-    # the empirical term is at 3 rho / 2: a margin of 0.4 counts at rho = 0.3 (derived) but not as printed
+            assert theorem2_bound(g, w, r, theta, K) > theorem2_bound(g, w, r, theta, K, form="printed")
+    # the empirical term is at 3 theta / 2: a margin of 0.4 counts at theta = 0.3 (derived) but not as printed
     g2 = np.full(1000, 0.4)
     d = theorem2_bound(g2, w, np.zeros(10), 0.3) - theorem2_bound(np.ones(1000), w, np.zeros(10), 0.3)
     assert d == pytest.approx(2.0)                        # K/(K-1) * 1 with K = 2

@@ -5,8 +5,9 @@ view at a 1400 px wide window, and sums the rendered heights of what the page sh
 
 * prose: Markdown cells and generated Markdown outputs (`IPython.display.Markdown`: sentences and tables),
 * figures: outputs holding an image,
-* API docs: the outputs of `show_doc` cells,
-* code: input areas (a collapsed input counts its one-line placeholder), and printed text outputs.
+* API docs: the outputs of `show_doc` cells (folded by default: `tools/collapse_code.py`), with their placeholders,
+* code: input areas (a collapsed input counts its one-line placeholder), printed text outputs, and the rest of the
+  cell's height (margins between input and outputs).
 
 Usage: `python tools/prose_share.py [NB ...] [--json OUT] [--screenshots DIR]` (default: every chapter). Needs
 `chromium` and `websocket-client`; prints a Markdown table, one row per chapter."""
@@ -40,12 +41,16 @@ MEASURE = r"""
     const input = c.querySelector('.jp-Cell-inputWrapper');
     const src = (c.querySelector('.jp-InputArea-editor')?.innerText || '').trim();
     out.code += h(input);
+    let rest = h(c) - h(input);
     for (const o of c.querySelectorAll('.jp-OutputArea-child')) {
+      rest -= h(o);
       if (src.startsWith('show_doc(')) out.api += h(o);
       else if (o.querySelector('img')) out.figures += h(o);
       else if (o.querySelector('.jp-RenderedMarkdown')) out.prose += h(o);
       else out.code += h(o);
     }
+    if (src.startsWith('show_doc(')) out.api += Math.max(rest, 0);   // a folded card's placeholder, the cell's margins
+    else out.code += Math.max(rest, 0);
   }
   return out;
 })()
