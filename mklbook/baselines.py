@@ -23,7 +23,7 @@ from .alignment import AlignMKL
 from .estimators import CombinedKernelModel, NumberInterval, check_classification_target
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
-from .solvers import (_STATIONARY, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
+from .solvers import (_STATIONARY, serial_blas_above, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
                              solve_lp, svm_dual)
 
 # %% auto #0
@@ -272,7 +272,8 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
         K = stack_combine(Ks, mu * scale)
         K[np.diag_indices_from(K)] += lam
         try:
-            L = sla.cholesky(K, lower=True, check_finite=False)
+            with serial_blas_above(K.shape[0]):
+                L = sla.cholesky(K, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
             raise ValueError(f"K_mu + lam I is not positive definite (lam={lam:g}): the kernels are not PSD; use PSD "
                              "kernels (mklbook.kernels.is_psd) or a larger lam.") from None

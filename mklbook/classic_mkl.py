@@ -29,7 +29,7 @@ from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterva
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
                              check_stack, check_weights, stack_combine, stack_quad)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
-from .solvers import (KernelExpansionResult, SolverError, _check_C, _check_targets, apply_certificate,
+from .solvers import (KernelExpansionResult, serial_blas_above, SolverError, _check_C, _check_targets, apply_certificate,
                              kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual)
 
 # %% auto #0
@@ -528,7 +528,8 @@ def _svm_hessian(orc, r):
     V = orc.kc(r.coef)[:, F].T                                                   # (|F|, p): (K_k c)_F
     KF = orc.last[np.ix_(F, F)]
     try:
-        cf = sla.cho_factor(KF + 1e-10 * np.trace(KF) / F.size * np.eye(F.size), lower=True, check_finite=False)
+        with serial_blas_above(F.size):
+            cf = sla.cho_factor(KF + 1e-10 * np.trace(KF) / F.size * np.eye(F.size), lower=True, check_finite=False)
     except np.linalg.LinAlgError:
         return None
     KiV, Ki1 = sla.cho_solve(cf, V, check_finite=False), sla.cho_solve(cf, np.ones(F.size), check_finite=False)
@@ -811,8 +812,9 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
         _combine_into(L, Ks, mu)
         np.multiply(L, L, out=A)
         A[np.diag_indices(m)] += lam
-        alpha = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False), y,
-                              check_finite=False)
+        with serial_blas_above(m):
+            alpha = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False), y,
+                                  check_finite=False)
         np.multiply(L, alpha[:, None], out=A)              # L o alpha alpha', in place
         np.multiply(A, alpha[None, :], out=A)
         return float(y @ alpha), -2.0 * (Ks.reshape(P, -1) @ A.reshape(-1)), alpha

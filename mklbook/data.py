@@ -818,7 +818,7 @@ def load_sentiment(
     download:bool=True, # download missing files
     return_vocabulary:bool=False, # also return the column -> token list
 )->tuple: # (X CSR float64 (n, <= max_features), y) or (X, y, tokens)
-    """Paper 004 Table 3 setting: `n` reviews of a domain, counts of its most frequent bigrams, rating or sign.
+    """Cortes et al. 2012, Table 3 setting: `n` reviews of a domain, counts of its most frequent bigrams, rating or sign.
 
     Reference: cortes2012alignment, Sec. 5.2."""
     if domain not in SENTIMENT_DOMAINS:

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
+from .solvers import serial_blas_above
 
 # %% auto #0
 __all__ = ['WEIGHT_ROWS', 'NumberInterval', 'KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel',
@@ -323,7 +324,8 @@ def fit(self: CombinedKernelModel,
     self._set_weights(mu, scale)
     self.y_mean_ = 0.0 if classify else float(y.mean())
     est = self._checked_second_stage()                   # again: a first stage may set its parameters (lam="auto")
-    self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
+    with serial_blas_above(K.shape[0]):                # a second stage that factorises K (KernelRidge) stays safe
+        self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
     return self
 
 

@@ -51,7 +51,7 @@ def _check_n_splits(n, n_splits, name):
 
 
 class RotatingFolds:
-    r"""Papers 004 and 000: `n_folds` rotating folds; each round tests on one fold and validates on the next.
+    r"""Cortes et al. 2012 and Cortes et al. 2015: `n_folds` rotating folds; each round tests on one fold and validates on the next.
 
     With folds $F_0,\dots,F_{k-1}$, round $i$ tests on $F_i$, validates on $F_{(i+1)\bmod k}$ and trains on the other
     $k-2$ folds.
@@ -96,7 +96,7 @@ class RotatingFolds:
 
 # %% ../nbs/03_protocol.ipynb #2e7fbb63
 class RandomSplits:
-    """Papers 001 and 002: `n_splits` random train/test splits, with model selection on the training part.
+    """Liu et al. 2017 and Cortes et al. 2013: `n_splits` random train/test splits, with model selection on the training part.
 
     `test_size` of the data goes to test; selection is by `inner_cv`-fold cross-validation on the training part (or on
     a held-out `val_size` fraction of it).
@@ -469,7 +469,7 @@ def corrected_ttest(a,                          # (J,) losses of the first metho
 def significance_matrix(losses: dict,        # {method: (J,) losses}, all on the same splits
                         alpha: float = 0.1,  # level of each one-sided test
                         ) -> tuple[list, np.ndarray]:  # (method names, S) with S[row, col] in {0, 1}
-    r"""Paper 004's Tables 4-5: which method has a significantly smaller mean loss than which (paired one-sided t-tests).
+    r"""Cortes et al. 2012's Tables 4-5: which method has a significantly smaller mean loss than which (paired one-sided t-tests).
 
     $$S_{rc}=\mathbb 1\big[\pi_{rc}<\texttt{alpha}\big],\qquad \pi_{rc}:\ \text{p-value of the paired one-sided test of }H_1:\ \bar\ell_c<\bar\ell_r,$$
 

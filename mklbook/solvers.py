@@ -5,6 +5,7 @@
 # %% ../nbs/01_solvers.ipynb #507a11f3
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import numbers
@@ -23,10 +24,11 @@ from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int,
                       check_psd, check_stack, psd_violation)
 
 # %% auto #0
-__all__ = ['ASSUMED', 'SolverError', 'SolverResult', 'label_assumed', 'apply_certificate', 'KernelExpansionResult', 'SVMResult',
-           'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath',
-           'kernel_ridge_path', 'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult',
-           'solve_lp', 'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
+__all__ = ['ASSUMED', 'SERIAL_CHOLESKY_ROWS', 'SolverError', 'SolverResult', 'label_assumed', 'apply_certificate',
+           'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult',
+           'serial_blas_above', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path', 'CrammerSingerResult',
+           'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp', 'CuttingPlaneResult',
+           'simplex_cutting_planes', 'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -605,6 +607,23 @@ def _krr_combine(sol, fit_intercept):
     b = u.sum() / v.sum()
     return u - b * v, float(b)
 
+# %% ../nbs/01_solvers.ipynb #48590cff
+SERIAL_CHOLESKY_ROWS = 12_000     # from this order on, dense Cholesky factorisations run on one BLAS thread
+
+
+@contextlib.contextmanager
+def serial_blas_above(n: int,                 # order of the matrix about to be factorised
+                      limit: int | None = None,  # None: SERIAL_CHOLESKY_ROWS
+                      ):
+    """One BLAS thread inside the block when `n >= limit`; below it, nothing changes. OpenBLAS's threaded Cholesky
+    segfaults past about 16 000 rows on some CPUs (see the text); one thread is safe there."""
+    if n < (SERIAL_CHOLESKY_ROWS if limit is None else limit):
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
 # %% ../nbs/01_solvers.ipynb #7064a266
 def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric PSD)
                  y,                   # (m,) real targets (or +-1 labels)
@@ -630,7 +649,8 @@ def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric
     A = K.copy()
     A.flat[::m + 1] += lam                            # K + lam I without an identity matrix
     try:
-        cf = sla.cho_factor(A, lower=True, check_finite=False)
+        with serial_blas_above(m):
+            cf = sla.cho_factor(A, lower=True, check_finite=False)
         solve, solver = (lambda rhs: sla.cho_solve(cf, rhs, check_finite=False)), "cholesky"
     except np.linalg.LinAlgError:                      # not numerically PD: eigendecomposition
         d, V = np.linalg.eigh(A)

@@ -265,3 +265,34 @@ def test_svm_dual_certifies_on_duplicated_points(monkeypatch):
     r = svm_dual(rbf_kernel(X, gamma=0.2), y, C=10.0, tol=1e-9)
     assert r.status == "optimal" and r.gap <= 1e-9
     assert calls, "the polish met no singular face: the test no longer exercises _singular_solve"
+
+
+def test_large_factorisations_run_on_one_blas_thread(monkeypatch):
+    """Past SERIAL_CHOLESKY_ROWS, the library's kernel factorisations and a second-stage estimator's fit run with one
+    BLAS thread (OpenBLAS's threaded dpotrf segfaults on large orders on some CPUs); below it, nothing changes."""
+    from threadpoolctl import threadpool_info
+    from sklearn.base import BaseEstimator, RegressorMixin
+    import mklbook.solvers as S
+    from mklbook.alignment import AlignMKL
+    from mklbook.kernels import Gaussian
+    threads = lambda: min(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+    class Spy(RegressorMixin, BaseEstimator):
+        def fit(self, K, y):
+            self.seen_threads_ = threads()
+            self.mean_ = float(np.mean(y))
+            return self
+
+        def predict(self, K):
+            return np.full(K.shape[0], self.mean_)
+
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    y = X[:, 0] + 0.1 * X[:, 1]
+    outside = threads()
+    est = AlignMKL([Gaussian(0.1), Gaussian(1.0)], estimator=Spy()).fit(X, y)
+    assert est.estimator_.seen_threads_ == outside
+    monkeypatch.setattr(S, "SERIAL_CHOLESKY_ROWS", 50)
+    est = AlignMKL([Gaussian(0.1), Gaussian(1.0)], estimator=Spy()).fit(X, y)
+    assert est.estimator_.seen_threads_ == 1 and threads() == outside
+    r = S.kernel_ridge(Gaussian(0.5)(X), y, 1.0)                      # the factorisation itself, past the limit
+    assert r.status == "optimal"

@@ -1,4 +1,6 @@
-"""Collapse the library's code in the chapters: every `#| export` / `#| exporti` / `#| hide` cell gets
+"""Collapse the library's code in the chapters: every `#| export` / `#| exporti` / `#| hide` cell, and every
+`#| code-fold: true` cell (code that draws a figure or defines a reference implementation for a check: the rendered
+docs fold it under a "Code" toggle) and `#| echo: false` cell, gets
 `metadata.jupyter.source_hidden = true`, so JupyterLab opens a chapter on its argument, figures and checks with the
 exported code one click away (settings.ini's `allowed_cell_metadata_keys = jupyter` keeps it through `nbdev_clean`).
 Every `show_doc(...)` cell gets `metadata.jupyter.outputs_hidden = true`: JupyterLab shows the call and folds its API card
@@ -11,11 +13,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY_CELL = re.compile(r"#\|\s*(export|exporti|hide)\b")
+LIBRARY_CELL = re.compile(r"#\|\s*(export|exporti|hide|echo:\s*false|code-fold:\s*true)\b")
 
 
 def is_library_cell(cell) -> bool:
-    "A code cell whose first line is an nbdev `export`, `exporti` or `hide` directive."
+    "A code cell whose first line is an nbdev `export`, `exporti` or `hide` directive, `echo: false` or `code-fold: true` (code that draws a figure or defines a reference implementation)."
     src = "".join(cell.get("source", [])).lstrip()
     return cell.get("cell_type") == "code" and bool(LIBRARY_CELL.match(src.split("\n", 1)[0].strip()))
 
