@@ -33,26 +33,26 @@ __all__ = ['PAPER_TABLE1', 'veto_consensus', 'finite_class_rademacher', 'kernel_
            'solve_inner', 'VCMKLResult', 'result_from_primal', 'solve_vcmkl', 'VCMKLClassifier', 'best_threshold']
 
 # %% ../nbs/50_vcmkl.ipynb #33a00427
-def veto_consensus(F,  # (n, M) base decision values f_m(x_i)
+def veto_consensus(F,  # (n, p) base decision values f_k(x_i)
                   ):
-    r"""The veto-consensus decisions $g(x_i)=\min_mf_m(x_i)$, `(n,)`: positive iff every rule accepts.
+    r"""The veto-consensus decisions $g(x_i)=\min_kf_k(x_i)$, `(n,)`: positive iff every rule accepts.
 
-    $$g(x)=\min_{m}f_m(x),\qquad\{g>0\}=\bigcap_m\{f_m>0\},\qquad\{g\le0\}=\bigcup_m\{f_m\le0\}$$
+    $$g(x)=\min_{k}f_k(x),\qquad\{g>0\}=\bigcap_k\{f_k>0\},\qquad\{g\le0\}=\bigcup_k\{f_k\le0\}$$
 
     Reference: zhou2016vcmkl, Sec. 3.1."""
     F = np.asarray(F, dtype=np.float64)
     if F.ndim != 2 or F.shape[1] == 0:
-        raise ValueError(f"F must be (n, M) base decision values with M >= 1; got shape {F.shape}.")
+        raise ValueError(f"F must be (n, p) base decision values with p >= 1; got shape {F.shape}.")
     return F.min(axis=1)
 
 # %% ../nbs/50_vcmkl.ipynb #62e49946
-def finite_class_rademacher(V,                # (|F|, l) the values f(x_i) of the functions of a finite class
+def finite_class_rademacher(V,                # (|F|, m) the values f(x_i) of the functions of a finite class
                             n_draws=2000,     # Monte-Carlo sign vectors
                             random_state=0,   # seed of the sign vectors
                            ):
     r"""Monte-Carlo estimate of the empirical Rademacher complexity, in the paper's convention (factor 2), of a finite class.
 
-    $$\hat{\mathfrak R}(\mathcal F)=\mathbb E_\sigma\max_{f\in\mathcal F}\frac2l\sum_{i=1}^l\sigma_if(x_i)$$
+    $$\hat{\mathfrak R}(\mathcal F)=\mathbb E_\sigma\max_{f\in\mathcal F}\frac2m\sum_{i=1}^m\sigma_if(x_i)$$
 
     Reference: zhou2016vcmkl, Sec. 3.1 (the definition before Theorem 1)."""
     V = np.asarray(V, dtype=np.float64)
@@ -60,12 +60,12 @@ def finite_class_rademacher(V,                # (|F|, l) the values f(x_i) of th
     return float((2.0 / V.shape[1] * S @ V.T).max(axis=1).mean())
 
 # %% ../nbs/50_vcmkl.ipynb #7b751fae
-def kernel_rademacher_bound(Ks,  # (M, l, l) the base kernel matrices K_m on the sample
-                            B,   # (M,) or a number: norm budgets B_m of the rules, alpha' K_m alpha <= B_m
+def kernel_rademacher_bound(Ks,  # (p, m, m) the base kernel matrices K_k on the sample
+                            B,   # (p,) or a number: norm budgets B_k of the rules, alpha' K_k alpha <= B_k
                            ):
     r"""Theorem 1, kernel form: the bound on the Rademacher complexity of veto-consensus classifiers of bounded rules.
 
-    $$\hat{\mathfrak R}(\mathcal G)\le\frac4l\sum_{m=1}^M\sqrt{B_m\operatorname{tr}K_m}$$
+    $$\hat{\mathfrak R}(\mathcal G)\le\frac4m\sum_{k=1}^p\sqrt{B_k\operatorname{tr}K_k}$$
 
     Reference: zhou2016vcmkl, Sec. 3.1, Theorem 1."""
     Ks = check_stack(Ks, name="Ks", symmetric=True)
@@ -77,15 +77,15 @@ def kernel_rademacher_bound(Ks,  # (M, l, l) the base kernel matrices K_m on the
 class VCMKLProblem:
     r"""The data of OPT1: a feature map of each base kernel, the labels, $\nu$, and the loss weights $c_\pm$.
 
-    $$\Phi_m\Phi_m^\top=K_m,\qquad c_+=\frac\omega l,\qquad c_-=\frac{1-\omega}l,\qquad
-    n_m=\Big\lfloor\frac{l\nu_m}{2(1-\omega)}\Big\rfloor+1$$
+    $$\Phi_k\Phi_k^\top=K_k,\qquad c_+=\frac\omega m,\qquad c_-=\frac{1-\omega}m,\qquad
+    n_k=\Big\lfloor\frac{m\nu_k}{2(1-\omega)}\Big\rfloor+1$$
 
-    Reference: zhou2016vcmkl, Sec. 3.2 (OPT1 and its Dual); $n_m$ is the book's (see the text)."""
-    Phi: list          # M arrays (l, r_m): Phi_m Phi_m^T = K_m
-    back: list | None  # M arrays (l, r_m): beta_m = back_m @ w_m gives f_m(x) = K_m(x, X) beta_m + b_m (None: no
-                       # expansion needed, e.g. a cross-validation fold scored by Phi_m w_m + b_m)
-    y: np.ndarray      # (l,) labels in {-1, +1}
-    nu: np.ndarray     # (M,) margin weights nu_m
+    Reference: zhou2016vcmkl, Sec. 3.2 (OPT1 and its Dual); $n_k$ is the book's (see the text)."""
+    Phi: list          # p arrays (m, r_k): Phi_k Phi_k^T = K_k
+    back: list | None  # p arrays (m, r_k): beta_k = back_k @ w_k gives f_k(x) = K_k(x, X) beta_k + b_k (None: no
+                       # expansion needed, e.g. a cross-validation fold scored by Phi_k w_k + b_k)
+    y: np.ndarray      # (m,) labels in {-1, +1}
+    nu: np.ndarray     # (p,) margin weights nu_k
     omega: float       # weight of the positive losses, in (0, 1)
     classes: np.ndarray  # (2,) the original labels: classes[1] is +1 (consensus), classes[0] is -1
     assignment: str = "lp"  # how `lmo` solves the assignment LP: "lp" (HiGHS) or "paths" (`balanced_assignment`)
@@ -99,24 +99,24 @@ class VCMKLProblem:
     @property
     def neg(self): return np.flatnonzero(self.y < 0)          # I-
     @property
-    def c_plus(self): return self.omega / self.l              # c+ = omega / l
+    def c_plus(self): return self.omega / self.l              # c+ = omega / m
     @property
-    def c_minus(self): return (1.0 - self.omega) / self.l     # c- = (1 - omega) / l
+    def c_minus(self): return (1.0 - self.omega) / self.l     # c- = (1 - omega) / m
     @property
     def n_min(self):
-        r"""Negatives each hidden subgroup must carry: $n_m$, the least integer *strictly* above $v=l\nu_m/(2(1-\omega))$.
+        r"""Negatives each hidden subgroup must carry: $n_k$, the least integer *strictly* above $v=m\nu_k/(2(1-\omega))$.
 
-        Dual feasibility needs $\ge v$; strictly above keeps the offsets $b_m$, $\theta_m$ determined (see the text)."""
+        Dual feasibility needs $\ge v$; strictly above keeps the offsets $b_k$, $\theta_k$ determined (see the text)."""
         return np.floor(self.nu * self.l / (2.0 * (1.0 - self.omega))) + 1.0
 
 # %% ../nbs/50_vcmkl.ipynb #6a82a2a0
-def largest_nu(y,             # (l,) binary labels (classes[1] is +1)
+def largest_nu(y,             # (m,) binary labels (classes[1] is +1)
                M: int,        # number of rules (base kernels)
-               omega=None,    # weight of the positive losses, in (0, 1); None: |I-| / l
+               omega=None,    # weight of the positive losses, in (0, 1); None: |I-| / m
               ) -> float:
-    r"""The largest common $\nu_m=\nu$ for which OPT1's Dual is feasible (Proposition 2 and the subgroup sizes).
+    r"""The largest common $\nu_k=\nu$ for which OPT1's Dual is feasible (Proposition 2 and the subgroup sizes).
 
-    $$\nu\le\frac{2\omega|I_+|}{lM}\qquad\text{and}\qquad M\Big(\Big\lfloor\frac{\nu l}{2(1-\omega)}\Big\rfloor+1\Big)\le|I_-|$$
+    $$\nu\le\frac{2\omega|I_+|}{mp}\qquad\text{and}\qquad p\Big(\Big\lfloor\frac{\nu m}{2(1-\omega)}\Big\rfloor+1\Big)\le|I_-|$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, Proposition 2 ($\nu_+\le1$); the subgroup condition is the book's."""
     y_pm, _ = check_binary_labels(y)
@@ -129,12 +129,12 @@ def largest_nu(y,             # (l,) binary labels (classes[1] is +1)
     if nneg < M:
         raise ValueError(f"{M} rules need at least {M} negatives (one per hidden subgroup); y has {nneg}.")
     by_dual = 2 * omega * npos / (l * M)
-    by_groups = 2 * (1 - omega) * (nneg // M) / l * (1 - 1e-9)       # floor(v) + 1 <= |I-|/M  <=>  v < floor(|I-|/M)
+    by_groups = 2 * (1 - omega) * (nneg // M) / l * (1 - 1e-9)       # floor(v) + 1 <= |I-|/p  <=>  v < floor(|I-|/p)
     return float(min(by_dual, by_groups))
 
 # %% ../nbs/50_vcmkl.ipynb #98ee5bd0
 def _check_nu(y_pm, M, nu, omega):
-    "`(nu (M,), omega)` after refusing a `omega` outside (0, 1) and an infeasible `nu` (Proposition 2, the subgroups)."
+    "`(nu (p,), omega)` after refusing a `omega` outside (0, 1) and an infeasible `nu` (Proposition 2, the subgroups)."
     l = y_pm.size
     npos, nneg = int((y_pm > 0).sum()), int((y_pm < 0).sum())
     if omega is None:
@@ -145,20 +145,20 @@ def _check_nu(y_pm, M, nu, omega):
     nu = np.broadcast_to(np.asarray(nu, dtype=np.float64), (M,)).copy() if np.ndim(nu) == 0 else \
         np.asarray(nu, dtype=np.float64)
     if nu.shape != (M,) or not np.isfinite(nu).all() or (nu <= 0).any():
-        raise ValueError(f"nu must be a positive number or one positive value per kernel (M = {M}); got {nu!r}.")
+        raise ValueError(f"nu must be a positive number or one positive value per kernel (p = {M}); got {nu!r}.")
     nu_plus = l * nu.sum() / (2 * omega * npos)
     if nu_plus > 1:
-        raise ValueError(f"infeasible nu: nu+ = l sum(nu) / (2 omega |I+|) = {nu_plus:.3g} > 1, so no dual point "
+        raise ValueError(f"infeasible nu: nu+ = m sum(nu) / (2 omega |I+|) = {nu_plus:.3g} > 1, so no dual point "
                          f"exists (Proposition 2). Decrease nu (sum(nu) <= {2 * omega * npos / l:.4g}) or raise omega.")
     need = np.floor(nu * l / (2 * (1 - omega))) + 1
     if need.sum() > nneg:
-        raise ValueError(f"infeasible nu: the subgroups must carry sum_m l nu_m / (2(1-omega)) = {need.sum():.3g} "
+        raise ValueError(f"infeasible nu: the subgroups must carry sum_k m nu_k / (2(1-omega)) = {need.sum():.3g} "
                          f"negatives but there are {nneg}. Decrease nu or omega.")
     return nu, float(omega)
 
 
 def _factor_stack(Ks, factor=psd_factor):
-    "`factor(K_m)` for every kernel of the stack, computed once for kernels that are equal (e.g. `[Linear()] * 5`)."
+    "`factor(K_k)` for every kernel of the stack, computed once for kernels that are equal (e.g. `[Linear()] * 5`)."
     out = []
     for m, K in enumerate(Ks):
         same = next((k for k in range(m) if np.shares_memory(K, Ks[k]) or np.array_equal(K, Ks[k])), None)
@@ -166,16 +166,16 @@ def _factor_stack(Ks, factor=psd_factor):
     return out
 
 
-def make_problem(Ks,                # (M, l, l) base kernels, one per rule
-                 y,                 # (l,) binary labels; classes[1] is the +1 (consensus) class
-                 nu=0.02,           # margin weights nu_m (number or (M,))
-                 omega=None,        # weight of the positive losses; None: |I-| / l (the paper's Table 1)
+def make_problem(Ks,                # (p, m, m) base kernels, one per rule
+                 y,                 # (m,) binary labels; classes[1] is the +1 (consensus) class
+                 nu=0.02,           # margin weights nu_k (number or (p,))
+                 omega=None,        # weight of the positive losses; None: |I-| / m (the paper's Table 1)
                  psd: str = "check",  # "check": refuse non-PSD kernels (no feature map Phi); "assume": skip the test
                 ) -> VCMKLProblem:
-    r"""Validate the data of OPT1, refuse an infeasible $\nu$, and factor every base kernel as $K_m=\Phi_m\Phi_m^\top$.
+    r"""Validate the data of OPT1, refuse an infeasible $\nu$, and factor every base kernel as $K_k=\Phi_k\Phi_k^\top$.
 
-    $$\nu_+=\frac{l\sum_m\nu_m}{2\omega|I_+|}\le1\qquad\text{and}\qquad
-    \sum_m\Big(\Big\lfloor\frac{l\nu_m}{2(1-\omega)}\Big\rfloor+1\Big)\le|I_-|$$
+    $$\nu_+=\frac{m\sum_k\nu_k}{2\omega|I_+|}\le1\qquad\text{and}\qquad
+    \sum_k\Big(\Big\lfloor\frac{m\nu_k}{2(1-\omega)}\Big\rfloor+1\Big)\le|I_-|$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, Proposition 2; the subgroup condition is the book's."""
     if psd == "allow":
@@ -226,18 +226,18 @@ def low_rank_factor(K,                # (m, m) PSD kernel matrix
 
 # %% ../nbs/50_vcmkl.ipynb #cd7817ce
 def _scores(prob, W, b):
-    "(l, M) matrix of `f_m(x_i) = Phi_m[i] w_m + b_m`."
+    "(m, p) matrix of `f_k(x_i) = Phi_k[i] w_k + b_k`."
     return np.column_stack([prob.Phi[m] @ W[m] for m in range(prob.M)]) + b
 
 
 def hinge_losses(prob,  # the problem (`make_problem`)
-                 W,     # M weight vectors w_m, in the coordinates of Phi_m
-                 b,     # (M,) offsets b_m
-                 rho,   # (M,) margins theta_m
+                 W,     # p weight vectors w_k, in the coordinates of Phi_k
+                 b,     # (p,) offsets b_k
+                 rho,   # (p,) margins theta_k
                 ):
-    r"""The hinge losses `(l, M)` of every point on every rule.
+    r"""The hinge losses `(m, p)` of every point on every rule.
 
-    $$\xi_{im}=[\theta_m-y_if_m(x_i)]_+,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m$$
+    $$\xi_{ik}=[\theta_k-y_if_k(x_i)]_+,\qquad f_k(x)=\langle w_k,\phi_k(x)\rangle+b_k$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, (OPT1)."""
     return np.maximum(rho - prob.y[:, None] * _scores(prob, W, b), 0.0)
@@ -245,21 +245,21 @@ def hinge_losses(prob,  # the problem (`make_problem`)
 # %% ../nbs/50_vcmkl.ipynb #e88d57e3
 @functools.lru_cache(maxsize=8)
 def _assignment_constraints(n, M):
-    "The constraint matrices of the assignment LP (rows sum to one, columns at least n_m), built once per shape."
+    "The constraint matrices of the assignment LP (rows sum to one, columns at least n_k), built once per shape."
     return (sp.kron(sp.eye(n), np.ones((1, M)), format="csr"), -sp.kron(np.ones((1, n)), sp.eye(M), format="csr"))
 
 
 def lmo(prob,  # the problem (`make_problem`): n_min and the sizes
-        C,     # (|I-|, M) cost matrix D, e.g. the negatives' hinge losses
+        C,     # (|I-|, p) cost matrix D, e.g. the negatives' hinge losses
        ):
     r"""The best balanced assignment: a vertex of $\arg\min_{\lambda\in\Lambda}\langle\lambda,D\rangle$ and the minimum, by an LP (HiGHS) or `balanced_assignment`.
 
-    $$\min_{\lambda\in\Lambda}\sum_{i,m}\lambda_{im}D_{im},\qquad
-    \Lambda=\Big\{\lambda\ge0:\ \sum_m\lambda_{im}=1\ (i\in I_-),\ \sum_i\lambda_{im}\ge n_m\Big\}$$
+    $$\min_{\lambda\in\Lambda}\sum_{i,k}\lambda_{ik}D_{ik},\qquad
+    \Lambda=\Big\{\lambda\ge0:\ \sum_k\lambda_{ik}=1\ (i\in I_-),\ \sum_i\lambda_{ik}\ge n_k\Big\}$$
 
-    Returns `(lambda (|I-|, M), value)`.
+    Returns `(lambda (|I-|, p), value)`.
 
-    Reference: zhou2016vcmkl, Sec. 3.2, Eq. (2); the balance $\sum_i\lambda_{im}\ge n_m$ is the book's."""
+    Reference: zhou2016vcmkl, Sec. 3.2, Eq. (2); the balance $\sum_i\lambda_{ik}\ge n_k$ is the book's."""
     n, M = C.shape
     if getattr(prob, "assignment", "lp") == "paths":                  # the same optimum without an LP solver
         a = balanced_assignment(C, prob.n_min)
@@ -272,15 +272,15 @@ def lmo(prob,  # the problem (`make_problem`): n_min and the sizes
     return res.x.reshape(n, M), float(res.fun)
 
 # %% ../nbs/50_vcmkl.ipynb #9ed53f02
-def balanced_assignment(C,     # (n, M) cost matrix D: D_im is the cost of giving row i to column m
-                        need,  # (M,) least number of rows each column must receive
+def balanced_assignment(C,     # (n, p) cost matrix D: D_ik is the cost of giving row i to column k
+                        need,  # (p,) least number of rows each column must receive
                        ) -> np.ndarray:  # (n,) the column of each row
     r"""An optimal vertex of the assignment LP (`lmo`) by successive shortest paths: exact, no LP solver.
 
-    $$\min_{a\in\{1..M\}^n}\sum_iD_{i,a_i}\quad\text{s.t.}\quad|\{i:a_i=m\}|\ge n_m$$
+    $$\min_{a\in\{1..p\}^n}\sum_iD_{i,a_i}\quad\text{s.t.}\quad|\{i:a_i=k\}|\ge n_k$$
 
     Start from every row at its cheapest column (optimal without the lower bounds); while a column lacks rows, move
-    rows along the cheapest chain of moves from a column with a row to spare (Bellman-Ford on the $M$ columns, edge
+    rows along the cheapest chain of moves from a column with a row to spare (Bellman-Ford on the $p$ columns, edge
     $u\to v$ costing $\min_{i:a_i=u}D_{iv}-D_{iu}$). Augmenting along shortest paths keeps the assignment optimal for
     the demands met so far (the successive-shortest-path theorem of min-cost flow), so the end point solves the LP."""
     n, M = C.shape
@@ -321,18 +321,18 @@ def balanced_assignment(C,     # (n, M) cost matrix D: D_im is the cost of givin
 
 # %% ../nbs/50_vcmkl.ipynb #85f11065
 def opt1_objective(prob,           # the problem (`make_problem`)
-                   W,              # M weight vectors w_m, in the coordinates of Phi_m
-                   b,              # (M,) offsets b_m
-                   rho,            # (M,) margins theta_m >= 0
-                   balanced=True,  # negatives' loss over the balanced set Lambda (False: the paper's min_m)
+                   W,              # p weight vectors w_k, in the coordinates of Phi_k
+                   b,              # (p,) offsets b_k
+                   rho,            # (p,) margins theta_k >= 0
+                   balanced=True,  # negatives' loss over the balanced set Lambda (False: the paper's min_k)
                   ):
     r"""The objective OPT1 at $(w,b,\theta)$, the negatives' losses assigned over the balanced set $\Lambda$.
 
-    $$\tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\theta_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+
-    c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
+    $$\tfrac12\sum_k\|w_k\|^2-\sum_k\nu_k\theta_k+c_+\sum_{i\in I_+}\max_k\xi_{ik}+
+    c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_k\lambda_{ik}\xi_{ik}$$
 
-    `balanced=True` is the domain where the Dual exists (each subgroup carries $n_m$ negatives); `False` is the
-    paper's unconstrained $c_-\sum_{i\in I_-}\min_m\xi_{im}$.
+    `balanced=True` is the domain where the Dual exists (each subgroup carries $n_k$ negatives); `False` is the
+    paper's unconstrained $c_-\sum_{i\in I_-}\min_k\xi_{ik}$.
 
     Reference: zhou2016vcmkl, Sec. 3.2, (OPT1) and Proposition 1."""
     Xi = hinge_losses(prob, W, b, rho)
@@ -346,13 +346,13 @@ def opt1_objective(prob,           # the problem (`make_problem`)
 
 # %% ../nbs/50_vcmkl.ipynb #b7daed66
 def project_lambda(prob,        # the problem (`make_problem`): n_min and the sizes
-                   V,           # (|I-|, M) the point to project
-                   iters=200,   # L-BFGS-B iterations on the M-dimensional dual
+                   V,           # (|I-|, p) the point to project
+                   iters=200,   # L-BFGS-B iterations on the p-dimensional dual
                   ):
-    r"""The Euclidean projection `(|I-|, M)` of `V` onto the balanced set $\Lambda$, through its $M$-dimensional dual.
+    r"""The Euclidean projection `(|I-|, p)` of `V` onto the balanced set $\Lambda$, through its $p$-dimensional dual.
 
     $$\Pi_\Lambda(V)=\arg\min_{\lambda\in\Lambda}\tfrac12\|\lambda-V\|_F^2,\qquad
-    \Lambda=\Big\{\lambda\ge0:\ \sum_m\lambda_{im}=1,\ \sum_i\lambda_{im}\ge n_m\Big\}$$
+    \Lambda=\Big\{\lambda\ge0:\ \sum_k\lambda_{ik}=1,\ \sum_i\lambda_{ik}\ge n_k\Big\}$$
 
     computed as row-wise simplex projections of $V+\mathbf 1u^\top$, $u\ge0$ the dual of the column constraints.
 
@@ -391,11 +391,11 @@ def kmeans_lambda(prob,            # the problem (`make_problem`)
                   X_neg=None,      # (|I-|, d) inputs of the negatives; None: the first kernel's features Phi_1
                   random_state=0,  # seed of k-means
                  ):
-    r"""The starting assignment `(|I-|, M)`: $M$-means on the negatives, then the best balanced assignment to the centres.
+    r"""The starting assignment `(|I-|, p)`: $p$-means on the negatives, then the best balanced assignment to the centres.
 
-    $$\lambda_0=\arg\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\|z_i-c_m\|^2$$
+    $$\lambda_0=\arg\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_k\lambda_{ik}\|z_i-c_k\|^2$$
 
-    with $c_m$ the $M$ centres and $z_i$ the negatives' inputs (or features).
+    with $c_k$ the $p$ centres and $z_i$ the negatives' inputs (or features).
 
     Reference: zhou2016vcmkl, Sec. 5.1 (k-means initialisation of PDDP)."""
     from sklearn.cluster import KMeans
@@ -406,22 +406,22 @@ def kmeans_lambda(prob,            # the problem (`make_problem`)
 
 # %% ../nbs/50_vcmkl.ipynb #6a6659a9
 def _Qa(prob, A):
-    "(l, M) products `Q_m a_m` and the weight vectors `w_m = Phi_m' (y * a_m)`."
+    "(m, p) products `Q_k a_k` and the weight vectors `w_k = Phi_k' (y * a_k)`."
     W = [prob.Phi[m].T @ (prob.y * A[:, m]) for m in range(prob.M)]
     return np.column_stack([prob.y * (prob.Phi[m] @ W[m]) for m in range(prob.M)]), W
 
 
 def primal_value(prob,  # the problem (`make_problem`)
-                 W,     # M weight vectors w_m, in the coordinates of Phi_m
-                 b,     # (M,) offsets b_m
-                 rho,   # (M,) margins theta_m
-                 lo,    # (l, M) lower bounds of the inner Dual's boxes (`pddp_bounds`)
-                 hi,    # (l, M) upper bounds of the inner Dual's boxes
+                 W,     # p weight vectors w_k, in the coordinates of Phi_k
+                 b,     # (p,) offsets b_k
+                 rho,   # (p,) margins theta_k
+                 lo,    # (m, p) lower bounds of the inner Dual's boxes (`pddp_bounds`)
+                 hi,    # (m, p) upper bounds of the inner Dual's boxes
                 ):
     r"""The primal of the inner problem at $(w,b,\theta)$, whose Dual has the boxes $lo\le\alpha\le hi$ on the negatives.
 
-    $$\tfrac12\sum_m\|w_m\|^2-\nu^\top\theta+c_+\sum_{i\in I_+}\max_m[z_{im}]_+ +
-    \sum_{i\in I_-}\sum_m\max(hi_{im}z_{im},\,lo_{im}z_{im},\,0),\qquad z_{im}=\theta_m-y_if_m(x_i)$$
+    $$\tfrac12\sum_k\|w_k\|^2-\nu^\top\theta+c_+\sum_{i\in I_+}\max_k[z_{ik}]_+ +
+    \sum_{i\in I_-}\sum_k\max(hi_{ik}z_{ik},\,lo_{ik}z_{ik},\,0),\qquad z_{ik}=\theta_k-y_if_k(x_i)$$
 
     With $lo=0$, $hi=c_-\lambda$ it is $P(\lambda)$'s objective: the upper end of the duality-gap certificate.
 
@@ -437,19 +437,19 @@ def primal_value(prob,  # the problem (`make_problem`)
 def _best_offsets(prob, W, lo, hi):
     "Given `w`, the `(b, theta >= 0)` minimising the inner primal: an LP (HiGHS) in `b, theta` and one slack per loss term."
     P, N, M = prob.pos, prob.neg, prob.M
-    G = prob.y[:, None] * np.column_stack([prob.Phi[m] @ W[m] for m in range(M)])   # y_i w_m.phi_i
+    G = prob.y[:, None] * np.column_stack([prob.Phi[m] @ W[m] for m in range(M)])   # y_i w_k.phi_i
     nP, nN = len(P), len(N)
-    nv = 2 * M + nP + nN * M              # b, theta, t+ (per positive), t (per negative, m)
+    nv = 2 * M + nP + nN * M              # b, theta, t+ (per positive), t (per negative, k)
     c = np.r_[np.zeros(M), -prob.nu, np.full(nP, prob.c_plus), np.ones(nN * M)]
     rows, rhs = [], []
-    # positives: theta_m - y_i b_m - t_i <= G_im
+    # positives: theta_k - y_i b_k - t_i <= G_ik
     for m in range(M):
         A = sp.lil_matrix((nP, nv))
         A[np.arange(nP), m] = -prob.y[P]
         A[np.arange(nP), M + m] = 1.0
         A[np.arange(nP), 2 * M + np.arange(nP)] = -1.0
         rows.append(A.tocsr()); rhs.append(G[P, m])
-    # negatives: c (theta_m - y_i b_m - G_im) - t_im <= 0 for c in {hi, lo}
+    # negatives: c (theta_k - y_i b_k - G_ik) - t_ik <= 0 for c in {hi, lo}
     for cc in (hi, lo):
         for m in range(M):
             A = sp.lil_matrix((nN, nv))
@@ -471,17 +471,17 @@ class CriticalRegion:
     $$\begin{bmatrix}Q_{FF}&G_F^\top\\G_F&0\end{bmatrix}\begin{bmatrix}\alpha_F\\\pi\end{bmatrix}=
     \begin{bmatrix}-Q_{F\cdot}\,a_{\rm fixed}\\g-G\,a_{\rm fixed}\end{bmatrix},\qquad a_U=c_-\lambda_U$$
 
-    Entries are at the lower bound (`L`), at the upper bound (`U`), free (`F`: on a kink of the hinge, $z_{im}=0$) or
-    held at their value (`H`: the kinks of an idle rule, whose reduced hulls overlap so that $w_m=0$ and $\alpha_m$ is
+    Entries are at the lower bound (`L`), at the upper bound (`U`), free (`F`: on a kink of the hinge, $z_{ik}=0$) or
+    held at their value (`H`: the kinks of an idle rule, whose reduced hulls overlap so that $w_k=0$ and $\alpha_k$ is
     not unique). Membership is *certified*, not assumed (see `_kkt`).
 
     Reference: zhou2016vcmkl, Sec. 4, Theorem 2 (here without its non-degeneracy assumption)."""
-    L: np.ndarray        # (l, M) at lower bound
-    U: np.ndarray        # (l, M) at upper bound
-    F: np.ndarray        # (l, M) free
-    H: np.ndarray        # (l, M) held at A_held
-    A_held: np.ndarray   # (l, M) values of the held entries
-    nu_act: np.ndarray   # (M,) active nu rows (theta_m > 0)
+    L: np.ndarray        # (m, p) at lower bound
+    U: np.ndarray        # (m, p) at upper bound
+    F: np.ndarray        # (m, p) free
+    H: np.ndarray        # (m, p) held at A_held
+    A_held: np.ndarray   # (m, p) values of the held entries
+    nu_act: np.ndarray   # (p,) active nu rows (theta_k > 0)
     c_act: np.ndarray    # (|I+|,) active coupling rows (s_i > 0)
     Kinv: np.ndarray     # pseudo-inverse of the KKT matrix
     lam0: np.ndarray     # the lambda it was found at
@@ -525,19 +525,19 @@ def _kkt(prob, reg, lo, hi, tol=1e-9):
 
 # %% ../nbs/50_vcmkl.ipynb #6cd2fa35
 def _region_from(prob, A, W, b, rho, lo, hi, lam, tol=1e-7):
-    """Read the active set off the *primal* margins `r_im = theta_m - y_i f_m(x_i)` (the interior-point `alpha` sits in the
+    """Read the active set off the *primal* margins `r_ik = theta_k - y_i f_k(x_i)` (the interior-point `alpha` sits in the
     middle of a non-unique optimal face and cannot be read) and build the bordered KKT matrix."""
     l, M, P, N = prob.l, prob.M, prob.pos, prob.neg
     r = rho[None, :] - prob.y[:, None] * _scores(prob, W, b)
     eps = tol * max(np.abs(r).max(), 1e-300)
-    s = np.maximum(r[P].max(1), 0.0)                       # positives: s_i = max(0, max_m r_im)
+    s = np.maximum(r[P].max(1), 0.0)                       # positives: s_i = max(0, max_k r_ik)
     kink = np.zeros((l, M), bool)
     kink[N] = np.abs(r[N]) <= eps
     kink[P] = r[P] >= s[:, None] - eps
-    U = np.zeros((l, M), bool)                            # entries pinned by lambda_im = 0 are classified by the
+    U = np.zeros((l, M), bool)                            # entries pinned by lambda_ik = 0 are classified by the
     U[N] = r[N] > eps                                     # sign of r too: the side of the region they open onto
     L = ~(kink | U)
-    # an idle rule (w_m ~ 0: its reduced hulls overlap) has every entry on a kink and a non-unique alpha_m: hold it
+    # an idle rule (w_k ~ 0: its reduced hulls overlap) has every entry on a kink and a non-unique alpha_k: hold it
     wn = np.array([np.linalg.norm(w) for w in W])
     idle = wn <= 1e-6 * max(wn.max(), 1e-300)
     H = kink & idle[None, :]
@@ -562,11 +562,11 @@ def _region_from(prob, A, W, b, rho, lo, hi, lam, tol=1e-7):
 
 
 def pddp_bounds(prob,  # the problem (`make_problem`)
-                lam,   # (|I-|, M) hidden variables lambda
+                lam,   # (|I-|, p) hidden variables lambda
                ):
-    r"""The box bounds `(lo, hi)`, each `(l, M)`, of the inner Dual for given hidden variables.
+    r"""The box bounds `(lo, hi)`, each `(m, p)`, of the inner Dual for given hidden variables.
 
-    $$0\le\alpha_{im}\le c_-\lambda_{im}\ \ (i\in I_-),\qquad\alpha_{im}\ge0\ \ (i\in I_+)$$
+    $$0\le\alpha_{ik}\le c_-\lambda_{ik}\ \ (i\in I_-),\qquad\alpha_{ik}\ge0\ \ (i\in I_+)$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, (Dual)."""
     lo = np.zeros((prob.l, prob.M))
@@ -579,13 +579,13 @@ def pddp_bounds(prob,  # the problem (`make_problem`)
 class InnerSolution:
     r"""The inner problem's solution at one $\lambda$: the dual, the primal recovered from it, $J^*(\lambda)$ and its certificate.
 
-    $$J^*(\lambda)=\tfrac12\sum_m\alpha_m^\top Q_m\alpha_m=\tfrac12\sum_m\|w_m\|^2,\qquad w_m=\sum_i\alpha_{im}y_i\phi_m(x_i)$$
+    $$J^*(\lambda)=\tfrac12\sum_k\alpha_k^\top Q_k\alpha_k=\tfrac12\sum_k\|w_k\|^2,\qquad w_k=\sum_i\alpha_{ik}y_i\phi_k(x_i)$$
 
     Reference: zhou2016vcmkl, Sec. 3.2, (Dual)."""
-    alpha: np.ndarray  # (l, M) dual variables (None from the primal methods, CCCP and SGD)
-    W: list            # M weight vectors w_m = Phi_m' (y * alpha_m)
-    b: np.ndarray      # (M,) offsets b_m (multipliers of y' alpha_m = 0)
-    rho: np.ndarray    # (M,) margins theta_m (multipliers of sum_i alpha_im >= nu_m)
+    alpha: np.ndarray  # (m, p) dual variables (None from the primal methods, CCCP and SGD)
+    W: list            # p weight vectors w_k = Phi_k' (y * alpha_k)
+    b: np.ndarray      # (p,) offsets b_k (multipliers of y' alpha_k = 0)
+    rho: np.ndarray    # (p,) margins theta_k (multipliers of sum_i alpha_ik >= nu_k)
     J: float           # J*(lambda) = 1/2 sum a'Qa
     gap: float         # relative duality gap of the inner problem
     region: CriticalRegion | None  # the certified critical region of the solution (None: not polished)
@@ -594,18 +594,18 @@ class InnerSolution:
 # %% ../nbs/50_vcmkl.ipynb #b22763a8
 def solve_inner(prob,         # the problem (`make_problem`)
                 qp,           # the inner QP solver, `_InnerQPClarabel(prob)`, reused across calls
-                lo,           # (l, M) lower bounds on alpha (`pddp_bounds`)
-                hi,           # (l, M) upper bounds on alpha
-                lam=None,     # (|I-|, M) the hidden variables of the bounds, recorded in the region
+                lo,           # (m, p) lower bounds on alpha (`pddp_bounds`)
+                hi,           # (m, p) upper bounds on alpha
+                lam=None,     # (|I-|, p) the hidden variables of the bounds, recorded in the region
                 tol=1e-7,     # relative duality gap above which the offsets are refit by an LP
                 region=True,  # polish on the active set read off the primal margins, and return its region
                ):
     r"""The inner Dual for the boxes $(lo,hi)$ by Clarabel, polished on its active set and certified by the duality gap.
 
-    $$J^*=\min_\alpha\tfrac12\sum_m\alpha_m^\top Q_m\alpha_m\ \ \text{s.t.}\ \ lo\le\alpha\le hi,\ \
-    \sum_m\alpha_{im}\le c_+\ (i\in I_+),\ \ \sum_i\alpha_{im}\ge\nu_m,\ \ y^\top\alpha_m=0$$
+    $$J^*=\min_\alpha\tfrac12\sum_k\alpha_k^\top Q_k\alpha_k\ \ \text{s.t.}\ \ lo\le\alpha\le hi,\ \
+    \sum_k\alpha_{ik}\le c_+\ (i\in I_+),\ \ \sum_i\alpha_{ik}\ge\nu_k,\ \ y^\top\alpha_k=0$$
 
-    $Q_m=(yy^\top)\circ K_m$; $b$ and $\theta$ come from the multipliers.
+    $Q_k=(yy^\top)\circ K_k$; $b$ and $\theta$ come from the multipliers.
 
     Reference: zhou2016vcmkl, Sec. 3.2, (Dual) and Sec. 4, Theorem 2."""
     A0, b, rho, status = qp.solve(lo, hi)
@@ -637,7 +637,7 @@ def solve_inner(prob,         # the problem (`make_problem`)
 
 # %% ../nbs/50_vcmkl.ipynb #22f0f2f1
 class _InnerQPClarabel:
-    "The same inner Dual by Clarabel's interior-point method (sparse, scaled by l): the robust path."
+    "The same inner Dual by Clarabel's interior-point method (sparse, scaled by m): the robust path."
 
     def __init__(self, prob):
         import clarabel
@@ -696,7 +696,7 @@ def solve(self: _InnerQPClarabel, lo, hi):
         return None, None, None, str(sol.status)
     x = lo_v.copy()
     x[~pinned] = np.array(sol.x)[:nk]
-    z = np.array(sol.z)                                # multipliers: b of y'a_m = 0, theta of sum a_m >= nu_m
+    z = np.array(sol.z)                                # multipliers: b of y'a_k = 0, theta of sum a_k >= nu_k
     ne = Aeq.shape[0]
     return x.reshape(M, l).T / l, z[ne - M:ne] / l, np.maximum(z[ne:ne + M] / l, 0.0), "optimal"
 
@@ -705,34 +705,34 @@ def solve(self: _InnerQPClarabel, lo, hi):
 class VCMKLResult(SolverResult):
     r"""A VCMKL fit: OPT1 at the returned $(w,b,\theta)$ (`objective`), the hidden variables, the duals and the solver's counts.
 
-    $$f_m(x)=\sum_{i=1}^lK_m(x,x_i)\,\beta_{im}+b_m,\qquad g(x)=\min_mf_m(x)$$
+    $$f_k(x)=\sum_{i=1}^mK_k(x,x_i)\,\beta_{ik}+b_k,\qquad g(x)=\min_kf_k(x)$$
 
     with $\beta=$ `coef`.
 
     Reference: zhou2016vcmkl, Sec. 3.1 and 3.2."""
-    lam: np.ndarray | None = None      # (|I-|, M) hidden subgroup weights of the negatives
-    alpha: np.ndarray | None = None    # (l, M) dual variables (None for SGD)
-    coef: np.ndarray | None = None     # (l, M) expansion coefficients: f_m(x) = K_m(x, X) coef[:, m] + b_m
-    b: np.ndarray | None = None        # (M,) offsets b_m of the rules
-    rho: np.ndarray | None = None      # (M,) margins theta_m >= 0
+    lam: np.ndarray | None = None      # (|I-|, p) hidden subgroup weights of the negatives
+    alpha: np.ndarray | None = None    # (m, p) dual variables (None for SGD)
+    coef: np.ndarray | None = None     # (m, p) expansion coefficients: f_k(x) = K_k(x, X) coef[:, k] + b_k
+    b: np.ndarray | None = None        # (p,) offsets b_k of the rules
+    rho: np.ndarray | None = None      # (p,) margins theta_k >= 0
     n_qp: int = 0                      # inner QP solves
     n_hits: int = 0                    # PDDP: iterations answered from a cached critical region (no QP)
     history: dict | None = None        # per-iteration traces (objective, grad_norm, lam, ...)
-    idle: np.ndarray | None = None     # (M,) idle rules: w_m = 0 (the trivial nu-SVM solution), f_m = b_m constant
-    norms: np.ndarray | None = None    # (M,) RKHS norms ||w_m|| of the rules
+    idle: np.ndarray | None = None     # (p,) idle rules: w_k = 0 (the trivial nu-SVM solution), f_k = b_k constant
+    norms: np.ndarray | None = None    # (p,) RKHS norms ||w_k|| of the rules
 
     def decision_function(self,
-                          K_test,                   # (M, n, l) test stack: base kernels between test and training points
+                          K_test,                   # (p, n, m) test stack: base kernels between test and training points
                           drop_idle: bool = False,  # min over the active rules only (all of them when every rule is idle)
                          ):
-        r"""Scores $g(x)=\min_mf_m(x)$, `(n,)`; `drop_idle=True` is a post-hoc choice that leaves OPT1's optimum (see the estimator)."""
+        r"""Scores $g(x)=\min_kf_k(x)$, `(n,)`; `drop_idle=True` is a post-hoc choice that leaves OPT1's optimum (see the estimator)."""
         if self.coef is None:
             raise ValueError(f"no solution to evaluate (status {self.status!r}).")
         l, M = self.coef.shape
         K_test = check_stack(K_test, "K_test", square=False, m=l)
         if K_test.shape[0] != M:
             raise ValueError(f"K_test holds {K_test.shape[0]} kernels but the model has {M} rules; give a test stack "
-                             f"(M, n, l) = ({M}, n, {l}) against the training points.")
+                             f"(p, n, m) = ({M}, n, {l}) against the training points.")
         F = np.einsum("mnl,lm->nm", K_test, self.coef) + self.b
         if drop_idle and self.idle is not None and self.idle.any() and not self.idle.all():
             F = F[:, ~self.idle]
@@ -740,16 +740,16 @@ class VCMKLResult(SolverResult):
 
 # %% ../nbs/50_vcmkl.ipynb #54eb992a
 def _idle_rules(prob, W, tol=1e-6):
-    "Rules with `||w_m|| <= tol nu_m max_i ||phi_m(x_i)||` (an active rule has `||w_m|| ~ nu_m` times a hull distance)."
+    "Rules with `||w_k|| <= tol nu_k max_i ||phi_k(x_i)||` (an active rule has `||w_k|| ~ nu_k` times a hull distance)."
     R = np.array([np.sqrt((P ** 2).sum(1).max()) for P in prob.Phi])
     return np.array([np.linalg.norm(w) for w in W]) <= tol * prob.nu * R
 
 
 def _idle_offset(prob, lam, W, b, rho, m):
-    """Midpoint of the interval of optimal `b_m` of an idle rule (`f_m = b_m`), the other rules held: the minimisers of
-    `h(t) = c+ sum_I+ max(s_i, [theta_m - t]_+) + c- sum_I- lambda_im [theta_m + t]_+`, `s_i` the other rules' loss.
-    `h` is convex piecewise linear, so its minimisers are an interval between two of its breakpoints. With `theta_m = 0`
-    and `lambda_{:,m} != 0` the interval lies in `t <= 0`: the rule vetoes every sample (`g = min_m f_m <= 0`)."""
+    """Midpoint of the interval of optimal `b_k` of an idle rule (`f_k = b_k`), the other rules held: the minimisers of
+    `h(t) = c+ sum_I+ max(s_i, [theta_k - t]_+) + c- sum_I- lambda_ik [theta_k + t]_+`, `s_i` the other rules' loss.
+    `h` is convex piecewise linear, so its minimisers are an interval between two of its breakpoints. With `theta_k = 0`
+    and `lambda_{:,k} != 0` the interval lies in `t <= 0`: the rule vetoes every sample (`g = min_k f_k <= 0`)."""
     P = prob.pos
     Xi = np.maximum(rho - prob.y[:, None] * _scores(prob, W, b), 0.0)
     s = np.delete(Xi[P], m, axis=1).max(axis=1, initial=0.0)
@@ -758,12 +758,12 @@ def _idle_offset(prob, lam, W, b, rho, m):
         prob.c_minus * (lam[:, m][None] * np.maximum(rho[m] + t, 0.0)).sum(1)
     arg = t[h <= h.min() + 1e-12 * max(h.max(), 1e-300), 0]
     mid = 0.5 * (arg.min() + arg.max())
-    return 0.0 if abs(mid) <= 1e-9 * np.abs(t).max() else mid     # {0} up to round-off: f_m = 0 exactly
+    return 0.0 if abs(mid) <= 1e-9 * np.abs(t).max() else mid     # {0} up to round-off: f_k = 0 exactly
 
 
 def _finish_fit(prob, res, W, b, rho):
-    """Store the primal; an idle rule is made exactly constant (`w_m = 0`, `f_m = b_m` with `b_m` the midpoint of its
-    optimal interval): left to round-off, `f_m ~ 1e-13` has a random sign, and the veto `min_m f_m` follows it."""
+    """Store the primal; an idle rule is made exactly constant (`w_k = 0`, `f_k = b_k` with `b_k` the midpoint of its
+    optimal interval): left to round-off, `f_k ~ 1e-13` has a random sign, and the veto `min_k f_k` follows it."""
     W, b, rho = [np.asarray(w, float) for w in W], np.array(b, float), np.array(rho, float)
     res.idle = _idle_rules(prob, W)
     for m in np.flatnonzero(res.idle):
@@ -773,7 +773,7 @@ def _finish_fit(prob, res, W, b, rho):
     for m in np.flatnonzero(res.idle):
         b[m] = _idle_offset(prob, res.lam, W, b, rho, m)
     res.coef = None if prob.back is None else np.column_stack([prob.back[m] @ W[m] for m in range(prob.M)])
-    res._w = W                       # the weights in the coordinates of Phi_m (cross-validation scores Phi_m w_m + b_m)
+    res._w = W                       # the weights in the coordinates of Phi_k (cross-validation scores Phi_k w_k + b_k)
     res.norms = np.array([np.linalg.norm(w) for w in W])
     res.b, res.rho = np.asarray(b, float), np.asarray(rho, float)
     res.objective = opt1_objective(prob, W, b, rho)
@@ -781,10 +781,10 @@ def _finish_fit(prob, res, W, b, rho):
 
 
 def result_from_primal(prob,  # the problem (`make_problem`)
-                       lam,   # (|I-|, M) hidden variables of the iterate
-                       W,     # M weight vectors w_m, in the coordinates of Phi_m
-                       b,     # (M,) offsets b_m
-                       rho,   # (M,) margins theta_m
+                       lam,   # (|I-|, p) hidden variables of the iterate
+                       W,     # p weight vectors w_k, in the coordinates of Phi_k
+                       b,     # (p,) offsets b_k
+                       rho,   # (p,) margins theta_k
                       ) -> VCMKLResult:
     "A `VCMKLResult` for any primal iterate `(w, b, theta)` (argument `rho`) at `lam`, made exact as `solve_vcmkl` makes its answer (idle rules)."
     return _finish_fit(prob, VCMKLResult(solver="vcmkl/primal", lam=np.asarray(lam, float)), W, b, rho)
@@ -974,11 +974,11 @@ def _sgd(prob, lam0, max_iter=100, tol=1e-4, batch=32, eta0=1.0, random_state=0)
             t += 1
             eta = eta0 / (t + 10.0)
             F = np.column_stack([prob.Phi[m][idx] @ W[m] for m in range(M)]) + b
-            Z = rho - prob.y[idx, None] * F                      # margins violations z_im
+            Z = rho - prob.y[idx, None] * F                      # margins violations z_ik
             pos = prob.y[idx] > 0
             m_i = np.where(pos, Z.argmax(1), assign[idx])
             act = Z[np.arange(idx.size), m_i] > 0
-            scale = wgt[idx] * act / idx.size                    # unbiased for (1/l) sums
+            scale = wgt[idx] * act / idx.size                    # unbiased for (1/m) sums
             gW = [W[m].copy() for m in range(M)]
             gb, grho = np.zeros(M), -prob.nu.copy()
             for m in range(M):
@@ -1008,12 +1008,12 @@ _SOLVERS = {"pddp": _pddp, "am": _am, "cccp": _cccp, "sgd": _sgd}
 _SEEDS = {"sgd": _sgd, "cccp": _cccp}                  # the local methods PDDP can take extra starts from
 
 # %% ../nbs/50_vcmkl.ipynb #753583f1
-def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden subgroup
-                y,                  # (l,) binary labels; classes[1] is the +1 (consensus) class
-                nu=0.02,            # margin weights nu_m (number or (M,))
-                omega=None,         # weight of positive losses; None: |I-| / l
+def solve_vcmkl(Ks,                 # (p, m, m) base kernels, one per hidden subgroup
+                y,                  # (m,) binary labels; classes[1] is the +1 (consensus) class
+                nu=0.02,            # margin weights nu_k (number or (p,))
+                omega=None,         # weight of positive losses; None: |I-| / m
                 solver="pddp",      # "pddp" | "am" | "cccp" | "sgd"
-                lam0=None,          # (|I-|, M) start; None: balanced k-means
+                lam0=None,          # (|I-|, p) start; None: balanced k-means
                 max_iter=100,       # outer iterations (epochs for sgd)
                 tol=1e-4,           # stop when |J_t+1 - J_t| <= tol |J_t| (the paper's rule)
                 random_state=0,     # seed of the k-means start and of SGD
@@ -1021,8 +1021,8 @@ def solve_vcmkl(Ks,                 # (M, l, l) base kernels, one per hidden sub
                 seeds=(),           # pddp only: also start phase 2 from these methods' end points ("sgd", "cccp")
                 psd="check",        # "check": refuse kernels shown not PSD (sampled test); "assume": skip it
                ) -> VCMKLResult:    # `.objective`: OPT1 at the returned (w, b, theta)
-    r"""Veto-consensus MKL: OPT1 on the balanced set $\Lambda$, $\xi_{im}=[\theta_m-y_if_m(x_i)]_+$, by PDDP or a local method.
-    $$\min_{w,b,\theta\ge0}\ \tfrac12\sum_m\|w_m\|^2-\sum_m\nu_m\theta_m+c_+\sum_{i\in I_+}\max_m\xi_{im}+c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_m\lambda_{im}\xi_{im}$$
+    r"""Veto-consensus MKL: OPT1 on the balanced set $\Lambda$, $\xi_{ik}=[\theta_k-y_if_k(x_i)]_+$, by PDDP or a local method.
+    $$\min_{w,b,\theta\ge0}\ \tfrac12\sum_k\|w_k\|^2-\sum_k\nu_k\theta_k+c_+\sum_{i\in I_+}\max_k\xi_{ik}+c_-\min_{\lambda\in\Lambda}\sum_{i\in I_-}\sum_k\lambda_{ik}\xi_{ik}$$
     Reference: zhou2016vcmkl, Sec. 3.2 (OPT1) and Sec. 4, Algorithm 1 (PDDP); AM, CCCP and SGD are the baselines of Sec. 5.1."""
     t0 = time.perf_counter()
     if solver not in _SOLVERS:
@@ -1046,7 +1046,7 @@ def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds,
         else:
             lam0 = np.asarray(lam0, dtype=np.float64)
             if lam0.shape != (len(prob.neg), prob.M):
-                raise ValueError(f"lam0 must have shape (|I-|, M) = {(len(prob.neg), prob.M)}; got {lam0.shape}.")
+                raise ValueError(f"lam0 must have shape (|I-|, p) = {(len(prob.neg), prob.M)}; got {lam0.shape}.")
             lam0 = project_lambda(prob, lam0)
         kw = ({"random_state": random_state} if solver == "sgd" else
               {"seeds": seeds, "random_state": random_state} if solver == "pddp" else {})
@@ -1061,9 +1061,9 @@ def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds,
             what = ("vetoes every sample: the classifier predicts the negative class everywhere"
                     if (res.b[idle] <= 0).any() else "accepts every sample (abstains)")
             nu = prob.nu[0] if np.all(prob.nu == prob.nu[0]) else prob.nu
-            warnings.warn(f"VCMKL: rule(s) {idle.tolist()} of {prob.M} are idle (w_m = 0): the positives and the "
+            warnings.warn(f"VCMKL: rule(s) {idle.tolist()} of {prob.M} are idle (w_k = 0): the positives and the "
                           f"negatives assigned to them have overlapping reduced convex hulls at nu = {nu} (the trivial "
-                          f"nu-SVM solution), so f_m = b_m is constant and {what}. Raise nu or use a richer kernel.",
+                          f"nu-SVM solution), so f_k = b_k is constant and {what}. Raise nu or use a richer kernel.",
                           stacklevel=3)
         if solver in ("pddp", "am"):                 # certificate: the inner problem at lambda, solved exactly
             res.gap = float(s.gap)
@@ -1082,15 +1082,15 @@ PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, omega=None, solver="pddp",
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     r"""Veto-consensus MKL: one kernel rule per hidden subgroup of the negatives, positive only where every rule accepts.
 
-    $$g(x)=\min_mf_m(x)-t,\qquad f_m(x)=\langle w_m,\phi_m(x)\rangle+b_m,$$
+    $$g(x)=\min_kf_k(x)-t,\qquad f_k(x)=\langle w_k,\phi_k(x)\rangle+b_k,$$
 
     the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
-    standardised features, $\omega=|I_-|/l$ (the paper's $\gamma$), and with `nu="auto"` the fraction of `largest_nu`, the handling
+    standardised features, $\omega=|I_-|/m$ (the paper's $\gamma$), and with `nu="auto"` the fraction of `largest_nu`, the handling
     of idle rules and the threshold $t\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
     stratified cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error;
     alternating minimisation. With a given `nu`, $t=0$. The paper's Table 1 setting is `PAPER_TABLE1`.
-    `rule_weights_[m]` is rule $m$'s share of $\sum_m\|w_m\|^2$, `weights_[k]` the share of the rules on the bank's
-    kernel $k$ (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (classifier, OPT1) and Sec. 4 (PDDP)."""
+    `rule_weights_[k]` is rule $k$'s share of $\sum_k\|w_k\|^2$, `weights_[j]` the share of the rules on the bank's
+    $j$-th kernel (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (classifier, OPT1) and Sec. 4 (PDDP)."""
 
     _parameter_constraints: dict = {
         "kernels": [None, list, tuple],
@@ -1107,14 +1107,14 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self,
-                 kernels=None,         # list of M kernels, one per rule (None: 3 x Linear(standardize=True))
-                 nu="auto",            # margin weights nu_m: a number, one per rule, or "auto" (cross-validated)
-                 omega=None,           # weight of the positive losses, in (0, 1); None: |I-| / l (the paper's)
+                 kernels=None,         # list of p kernels, one per rule (None: 3 x Linear(standardize=True))
+                 nu="auto",            # margin weights nu_k: a number, one per rule, or "auto" (cross-validated)
+                 omega=None,           # weight of the positive losses, in (0, 1); None: |I-| / m (the paper's)
                  solver="am",          # "am" | "pddp" | "cccp" | "sgd" (see `solve_vcmkl`)
                  max_iter=100,         # outer iterations of the solver (epochs for sgd)
                  tol=1e-4,             # stop when |J_t+1 - J_t| <= tol |J_t|
                  random_state=0,       # seed of the k-means start, of SGD and of the cross-validation folds
-                 idle_rules="auto",    # "veto": OPT1's optimum (an idle rule's b_m <= 0 vetoes); "drop": ignore idle
+                 idle_rules="auto",    # "veto": OPT1's optimum (an idle rule's b_k <= 0 vetoes); "drop": ignore idle
                                        # rules; "auto": chosen with nu by cross-validation ("veto" with a given nu)
                  seeds=(),             # PDDP multi-start: also descend from these methods' end points ("sgd", "cccp")
                  nu_grid=(0.1, 0.3, 0.5, 0.8),  # fractions of the largest feasible nu tried by nu="auto"
@@ -1209,8 +1209,8 @@ def fit(self: VCMKLClassifier,
     if self.result_.idle.any():     # an exact but degenerate answer: say so (the solver's own warning is off here)
         idle = np.flatnonzero(self.result_.idle).tolist()
         what = ("they are left out of the veto (idle_rules='drop')" if self.idle_rules_ == "drop" and
-                not self.result_.idle.all() else "an idle rule is a constant, and with b_m <= 0 it vetoes every sample")
-        warnings.warn(f"VCMKLClassifier: rule(s) {idle} of {len(self.result_.idle)} are idle (w_m = 0, the trivial "
+                not self.result_.idle.all() else "an idle rule is a constant, and with b_k <= 0 it vetoes every sample")
+        warnings.warn(f"VCMKLClassifier: rule(s) {idle} of {len(self.result_.idle)} are idle (w_k = 0, the trivial "
                       f"nu-SVM solution) at nu = {self.nu_}; {what}. Raise nu, use a richer kernel, or set "
                       "idle_rules='drop' to predict with the active rules.", UserWarning, stacklevel=2)
     return self
@@ -1230,11 +1230,11 @@ def _best_response(self: VCMKLClassifier, factors, prob, rows, model):
     "The vertex of `prob`'s Lambda that best fits a model `(w, b, theta)` fitted on other rows: its negatives' hinge losses."
     w, b, rho = model
     F = np.column_stack([factors[k][0][rows[prob.neg]] @ w[m] for m, k in enumerate(self.rule_kernel_)]) + b
-    return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [theta_m + f_m(x_i)]_+
+    return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [theta_k + f_k(x_i)]_+
 
 
 def _rule_scores(r, factors, rule_kernel, policy):
-    "Training scores min_m f_m of a result `r` (over the active rules under 'drop' when some, not all, are idle)."
+    "Training scores min_k f_k of a result `r` (over the active rules under 'drop' when some, not all, are idle)."
     F = np.column_stack([factors[k][0] @ r._w[m] for m, k in enumerate(rule_kernel)]) + r.b
     return F[:, ~r.idle].min(axis=1) if policy == "drop" and r.idle.any() and not r.idle.all() else F.min(axis=1)
 
@@ -1319,7 +1319,7 @@ def best_threshold(g,            # (n,) scores
 def _select_nu(self: VCMKLClassifier, factors, y_pm):
     """Choose `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold stratified CV accuracy: one fit per fold
     and fraction, the fractions in decreasing order, each warm-started from the previous one's assignment (the first from
-    the previous fold's model), scored on the held-out rows by `Phi_m w_m + b_m` (slices of the shared factor); ties:
+    the previous fold's model), scored on the held-out rows by `Phi_k w_k + b_k` (slices of the shared factor); ties:
     threshold 0, then 'veto', then the larger f. A rule whose accuracy is within one standard error of the constant
     rule's (the majority class) gives way to it. Returns the last fold's model at the chosen fraction (a warm start)."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
@@ -1332,7 +1332,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
         idx = np.sort(train_test_split(idx, train_size=self.search_size, stratify=y_pm,
                                        random_state=self.random_state)[0])
     policies = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
-    G = np.zeros((grid.size, len(policies), idx.size))           # out-of-fold scores min_m f_m
+    G = np.zeros((grid.size, len(policies), idx.size))           # out-of-fold scores min_k f_k
     models = [None] * grid.size                                   # the last fold's (w, b, theta) at each fraction
     for p_tr, p_va in StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]):
         tr, va = idx[p_tr], idx[p_va]
@@ -1364,7 +1364,7 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm):
 def decision_function(self: VCMKLClassifier,
                       X,  # (n, d) test inputs
                      ):
-    r"Scores $\min_mf_m(x)-t$, $t$ = `threshold_`, `(n,)` (over the active rules when `idle_rules_` is 'drop'): positive exactly when every rule accepts."
+    r"Scores $\min_kf_k(x)-t$, $t$ = `threshold_`, `(n,)` (over the active rules when `idle_rules_` is 'drop'): positive exactly when every rule accepts."
     check_is_fitted(self, "result_")
     X = validate_data(self, X, dtype=np.float64, reset=False)
     Kt, r = self.bank_.transform(X), self.result_

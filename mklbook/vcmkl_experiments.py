@@ -63,7 +63,7 @@ PAPER_TABLE1 = {"pddp": (6.247, 78.91, 79, 417), "am": (10.21, 70.17, 17, 166), 
                 "cccp": (8.784, 71.38, 31, 226)}    # objective (x 1e-8 as printed), test accuracy %, iterations, seconds
 
 
-def run_table1(nu: float = 0.02,                 # margin weights nu_m of every rule
+def run_table1(nu: float = 0.02,                 # margin weights nu_k of every rule
                M: int = 5,                       # number of linear rules
                n_train: int | None = None,       # subsample the training half (None: all of it)
                max_iter: int = 100,              # outer iterations of every solver (epochs for sgd)
@@ -148,10 +148,10 @@ def figure2(res: dict,  # the output of `run_table1` (its PDDP run's history)
     return fig, acc
 
 # %% ../nbs/51_vcmkl_experiments.ipynb #a8d640e1
-def vowel_bank(family: str,  # "linear", "polynomial" (degrees 2, 3, 4 cycling) or "rbf" (gamma geometric in [0.05, 0.5]; 0.15 for M = 1)
+def vowel_bank(family: str,  # "linear", "polynomial" (degrees 2, 3, 4 cycling) or "rbf" (gamma geometric in [0.05, 0.5]; 0.15 for p = 1)
                M: int,       # number of kernels
               ):
-    """The M base kernels of one family for Figure 3.
+    """The p base kernels of one family for Figure 3.
 
     Reference: zhou2016vcmkl, Sec. 5.2, Figure 3."""
     if family == "linear":
@@ -161,13 +161,13 @@ def vowel_bank(family: str,  # "linear", "polynomial" (degrees 2, 3, 4 cycling) 
     return [Gaussian(g) for g in np.geomspace(0.05, 0.5, M)] if M > 1 else [Gaussian(0.15)]
 
 # %% ../nbs/51_vcmkl_experiments.ipynb #c5eefbe6
-def run_figure3(Ms=(1, 2, 3, 4, 6, 8),                       # numbers of kernels M
+def run_figure3(Ms=(1, 2, 3, 4, 6, 8),                       # numbers of kernels p
                 families=("linear", "polynomial", "rbf"),   # kernel families (`vowel_bank`)
                 n_train=None,                               # subsample the training half (None: all of it)
                 max_iter=40,                                # PDDP iterations
                 dataset: str = "vowel",                     # "digits": the embedded stand-in of quick runs
-               ) -> dict:                                   # {family: {M: test accuracy}}
-    """Figure 3: test accuracy of VCMKL (PDDP) on vowel for each kernel family and number of kernels M.
+               ) -> dict:                                   # {family: {p: test accuracy}}
+    """Figure 3: test accuracy of VCMKL (PDDP) on vowel for each kernel family and number of kernels p.
 
     Reference: zhou2016vcmkl, Sec. 5.2, Figure 3."""
     Xtr, ytr, Xte, yte = vowel_split(n_train, dataset=dataset)
@@ -298,8 +298,8 @@ def reproduce_vcmkl(out: Path,              # output directory: the files go to 
     t1b = run_table1(nu=0.06, n_train=n1, max_iter=it1, dataset=d1)
     note = ("QUICK run on scikit-learn's breast_cancer (for pima) and digits 3, 8 vs rest (for vowel): not comparable "
             "with the paper\n\n" if quick else "")
-    text = (note + f"# Table 1: {d1}, M = 5 linear kernels, nu_m = 0.02 (paper's numbers, pima, in parentheses)\n\n" +
-            table1_markdown(t1) + "\n\n# Table 1b: the same at nu_m = 0.06\n\n" + table1_markdown(t1b, paper=False))
+    text = (note + f"# Table 1: {d1}, p = 5 linear kernels, nu_k = 0.02 (paper's numbers, pima, in parentheses)\n\n" +
+            table1_markdown(t1) + "\n\n# Table 1b: the same at nu_k = 0.06\n\n" + table1_markdown(t1b, paper=False))
     files = [save_figure(figure2(t1b)[0], out / "figure2.png")]
     f3 = run_figure3(Ms=(1, 2, 3) if quick else (1, 2, 3, 4, 6, 8), n_train=150 if quick else None,
                      max_iter=10 if quick else 40, dataset=d2)
@@ -307,11 +307,11 @@ def reproduce_vcmkl(out: Path,              # output directory: the files go to 
     ax = fig.subplots()
     for f, d in f3.items():
         ax.plot(list(d), list(d.values()), "o-", label=f)
-    ax.set_xlabel("number of kernels M"); ax.set_ylabel("test accuracy"); ax.legend(fontsize=8)
+    ax.set_xlabel("number of kernels p"); ax.set_ylabel("test accuracy"); ax.legend(fontsize=8)
     files.append(save_figure(fig, out / "figure3.png"))
     t2 = run_table2(n_train=200 if quick else None, max_iter=10 if quick else 40, quick=quick, dataset=d2)
     text += (f"\n\n# Figure 3: {d2} test accuracy\n\n" +
-             markdown_table(["M", *f3], [[str(M)] + [f"{f3[f][M]:.3f}" for f in f3] for M in f3["linear"]]) +
+             markdown_table(["p", *f3], [[str(M)] + [f"{f3[f][M]:.3f}" for f in f3] for M in f3["linear"]]) +
              f"\n\n# Table 2: {d2}, cost-sensitive test error (paper, vowel, in parentheses)\n\n" + table2_markdown(t2)
              + "\n")
     (out / "tables.md").write_text(text)
