@@ -225,7 +225,7 @@ BAD = {  # case -> (call, exception type, what the message must say)
     "VCMKL decision_function, NaN": (lambda: _vc_result().decision_function(np.full((2, 5, 40), np.nan)), ValueError,
                                      r"NaN or inf.*remove or impute"),
     "VCMKL decision_function, wrong stack": (lambda: _vc_result().decision_function(_K[:1, :5]), ValueError,
-                                             r"\(M, n, l\) = \(2, n, 40\)"),
+                                             r"\(p, n, m\) = \(2, n, 40\)"),
     "IFKL, non-PSD start": (lambda: IFKLClassifier(kernels=[Sigmoid(1.0, -3.0)], max_outer=1).fit(_X, _y), ValueError,
                             r"must be PSD"),
     "Precomputed, not square": (lambda: Precomputed(np.ones((3, 4))), ValueError, r"square \(N, N\)"),
