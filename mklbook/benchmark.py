@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .alignment import AlignMKL, AlignmentKRR
+from .solvers import ASSUMED, CONVERGED_LOCAL
 from .alignment_experiments import RankOneMKL
 from .baselines import L1MKL, L2KRRMKL, UniformMKL
 from .classic_mkl import GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL
@@ -441,7 +442,7 @@ def certificate(est,  # a fitted benchmark pipeline (or method)
     return str(r.status), float(getattr(r, "gap", np.nan))
 
 
-CERTIFIED = ("optimal", "optimal (PSD assumed)", "converged", "converged (local in γ)", "stationary point")  # all but 'optimal' are local certificates (see the text)
+CERTIFIED = ("optimal", ASSUMED, "converged", CONVERGED_LOCAL, "stationary point")  # all but 'optimal' are local certificates (see the text)
 
 
 def _certified(est) -> float:

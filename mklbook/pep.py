@@ -29,7 +29,7 @@ from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_
                       check_psd, check_stack, psd_violation,
                       check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
                       standardize_stats)
-from .solvers import (SolverError, SolverResult, _check_targets, label_assumed, solve_lp, svm_dual,
+from .solvers import (CONVERGED_LOCAL, SolverError, SolverResult, _check_targets, label_assumed, solve_lp, svm_dual,
                              svr_dual)
 
 # %% auto #0
@@ -862,7 +862,7 @@ def _ascend(fams, fam, theta, coef, lam, t, max_iter=30, eta0=1.0, xtol=1e-4):
     return theta, Qv, it, worst
 
 # %% ../nbs/30_pep.ipynb #4669c9df
-IFKL_CONVERGED = "converged (local in γ)"   # the status of a gap <= tol measured against the Gaussian parameters the search found
+IFKL_CONVERGED = CONVERGED_LOCAL   # "converged (local in γ)": the status of a gap <= tol measured against the Gaussian parameters the search found
 
 
 @dataclass(repr=False, eq=False)

@@ -24,11 +24,11 @@ from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int,
                       check_psd, check_stack, psd_violation)
 
 # %% auto #0
-__all__ = ['ASSUMED', 'SERIAL_CHOLESKY_ROWS', 'SolverError', 'SolverResult', 'label_assumed', 'apply_certificate',
-           'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult',
-           'serial_blas_above', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path', 'CrammerSingerResult',
-           'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp', 'CuttingPlaneResult',
-           'simplex_cutting_planes', 'solve_qp']
+__all__ = ['ASSUMED', 'CONVERGED_LOCAL', 'SERIAL_CHOLESKY_ROWS', 'SolverError', 'SolverResult', 'label_assumed',
+           'apply_certificate', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual',
+           'KernelRidgeResult', 'serial_blas_above', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path',
+           'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp',
+           'CuttingPlaneResult', 'simplex_cutting_planes', 'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -37,6 +37,7 @@ class SolverError(RuntimeError):
 # %% ../nbs/01_solvers.ipynb #9c1e4f2a
 _FAILED = ("infeasible", "unbounded", "error")
 ASSUMED = "optimal (PSD assumed)"   # a certified answer for kernels the caller vouched for (psd="assume")
+CONVERGED_LOCAL = "converged (local in γ)"   # IKL/IFKL: certified against the Gaussian parameters their search found
 
 
 def _fmt(v) -> str:
@@ -68,7 +69,7 @@ class SolverResult:
     def converged(self) -> bool:
         """Whether the certificate met the requested tolerance: a global optimum (possibly under a PSD assumption), a KKT
         point of an accepted non-convex problem, or a continuum method's optimum over the Gaussian parameters it searched."""
-        return self.status in ("optimal", ASSUMED, "stationary point", "converged (local in γ)")
+        return self.status in ("optimal", ASSUMED, "stationary point", CONVERGED_LOCAL)
 
     def check(self,
               tol: float | None = None,  # tolerance for `gap` (default: the solve's own `tol`)
