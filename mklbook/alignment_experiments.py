@@ -233,7 +233,14 @@ def _table4_markdown(res: dict, alpha: float = 0.1) -> str:
     return "\n\n".join(parts)
 
 # %% ../nbs/13_alignment_experiments.ipynb #8079b6bc
+from numbers import Real
+
 from sklearn.base import BaseEstimator, RegressorMixin, ClassifierMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from .estimators import NumberInterval, check_classification_target, validate_numeric
 
 # %% ../nbs/13_alignment_experiments.ipynb #f0f8dcf2
 class RankOneMKL(BaseEstimator):
@@ -242,11 +249,21 @@ class RankOneMKL(BaseEstimator):
     $$\mathbf K_\mu=\sum_k\mu_k\mathbf z_k\mathbf z_k^\top=\mathbf Z\,\mathrm{diag}(\mu)\,\mathbf Z^\top,\qquad
     \mu_k\propto(\mathbf z_k^\top\mathbf y_c)^2\ \ (\text{align})$$
 
-    $\mathbf z_k$ is feature column $k$, centered and scaled to unit norm. "l1svm" is L1-MKL solved exactly as the
-    1-norm SVM LP (`mklbook.baselines.l1_mkl_rank_one`): there `C` is the LP's constant $C'$, the equivalent L1-MKL
-    constant is `result_.C`, and the model predicts with the LP's own $(\mathbf w,b)$.
+    $\mathbf z_k$ is feature column $k$, centered and scaled to unit norm (columns constant on the training rows are
+    dropped; each column is divided by its largest magnitude first, so that entries of any size, 1e-200 or 1e200, give
+    the same $\mathbf z_k$). "l1svm" is L1-MKL solved exactly as the 1-norm SVM LP (`mklbook.baselines.l1_mkl_rank_one`):
+    there `C` is the LP's constant $C'$, the equivalent L1-MKL constant is `result_.C`, and the model predicts with the
+    LP's own $(\mathbf w,b)$. X may be dense or scipy.sparse (e.g. bigram counts).
 
     Reference: cortes2012alignment, Sec. 5.2, Table 3."""
+
+    _parameter_constraints: dict = {
+        "method": [StrOptions({"unif", "align", "alignf", "l2krr", "l1svm"})],
+        "task": [StrOptions({"regression", "classification"})],
+        "alpha": [NumberInterval(Real, 0, None, closed="neither")],
+        "C": [NumberInterval(Real, 0, None, closed="neither")],
+        "Lambda": [NumberInterval(Real, 0, None, closed="neither")],
+    }
 
     def __init__(self, method="align",  # "unif", "align", "alignf", "l2krr" (regression) or "l1svm" (binary classification)
                  task="regression",     # "regression" (KRR second stage) or "classification" (SVM)
@@ -257,17 +274,76 @@ class RankOneMKL(BaseEstimator):
 
 # %% ../nbs/13_alignment_experiments.ipynb #9da28f07
 @patch
+def _dense(self: RankOneMKL, X, reset: bool = False) -> np.ndarray:
+    "Validated inputs (numeric, finite, 2-D; dense or sparse CSR, densified); `reset=False`: the training width."
+    X = validate_numeric(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
+    return X.toarray() if sp.issparse(X) else X
+
+
+@patch
 def _scaled(self: RankOneMKL, X):
-    "Kept feature columns scaled to unit centered norm, not centered."
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-    return X[:, self.keep_] / self.norm_
+    "Kept feature columns scaled to unit centered norm, not centered (X validated)."
+    return (X[:, self.keep_] / self.scale_) / self.norm_
 
 
 @patch
 def _features(self: RankOneMKL, X):
+    "The test features $\\mathbf z_k$: kept columns centered and scaled with the training statistics (X validated)."
     return self._scaled(X) - self.mean_ / self.norm_
 
 # %% ../nbs/13_alignment_experiments.ipynb #eb6b8056
+@patch
+def _check_targets(self: RankOneMKL, y):
+    """Refuse targets that do not fit `task`, saying which task would take them: text for a regression (before
+    `validate_data`, whose message is numpy's), real values or one class for a classification (after it)."""
+    yv = np.asarray(y)
+    if self.task == "regression":
+        if yv.dtype.kind in "OSU":
+            try:
+                yv.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"RankOneMKL with task='regression' is a regressor (kernel ridge on numeric targets), "
+                                 f"and y holds labels such as {str(yv.ravel()[0])!r}. To classify, set "
+                                 "task='classification' (an SVM on the combined kernel; method='l1svm' for one-stage "
+                                 "L1-MKL).") from None
+        return None
+    if type_of_target(yv, input_name="y") in ("continuous", "continuous-multioutput"):
+        raise ValueError("Unknown label type: continuous. RankOneMKL with task='classification' takes class labels, "
+                         "but y holds real values: for regression set task='regression' (kernel ridge).")
+    return check_classification_target(yv, "RankOneMKL", binary=self.method == "l1svm")
+
+@patch
+def _fit_columns(self: RankOneMKL, X, y):
+    """Validate `(X, y)` and fit the column statistics (`keep_`, `scale_`, `mean_`, `norm_`); returns the dense X, the
+    targets and the centered unit-norm columns Z."""
+    self._validate_params()
+    regression = self.task == "regression"
+    if y is None:
+        raise ValueError("RankOneMKL requires y to be passed, but the target y is None: fit(X, y).")
+    if regression:
+        self._check_targets(y)
+    X, y = validate_numeric(self, X, y, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2,
+                             y_numeric=regression)
+    if regression:
+        y = y.astype(np.float64)
+    else:
+        self._check_targets(y)                       # finite, one per row: now the class checks
+    X = X.toarray() if sp.issparse(X) else X
+    # column statistics in units of each column's largest magnitude: nothing underflows (1e-200) or overflows (1e200)
+    self.keep_ = X.max(axis=0) > X.min(axis=0)       # exact: a constant column has max == min
+    if not self.keep_.any():
+        raise ValueError("RankOneMKL: every feature is constant on the training rows; nothing to learn (give rows "
+                         "whose features vary).")
+    Xs = X[:, self.keep_]
+    self.scale_ = np.abs(Xs).max(axis=0)
+    Xs = Xs / self.scale_
+    self.mean_ = Xs.mean(axis=0)
+    Xc = Xs - self.mean_
+    self.norm_ = np.linalg.norm(Xc, axis=0)
+    Z = Xc / self.norm_
+    return X, y, Z
+
+# %% ../nbs/13_alignment_experiments.ipynb #a84b4bd4
 @patch
 def fit(self: RankOneMKL, X,  # (m, p) feature matrix, dense or sparse (e.g. bigram counts)
         y):                  # (m,) targets (regression) or binary labels (classification)
@@ -275,15 +351,10 @@ def fit(self: RankOneMKL, X,  # (m, p) feature matrix, dense or sparse (e.g. big
     from mklbook.baselines import l1_mkl_rank_one, l2_krr_mkl
     from mklbook.kernels import FeatureStack
     from mklbook.alignment import alignf_weights
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-    y = np.asarray(y)
-    Xc = X - X.mean(axis=0)
-    norm = np.linalg.norm(Xc, axis=0)
-    self.keep_ = norm > 0
-    self.mean_, self.norm_ = X.mean(axis=0)[self.keep_], norm[self.keep_]
-    Z = Xc[:, self.keep_] / self.norm_
+    X, y, Z = self._fit_columns(X, y)
+    regression = self.task == "regression"
     m = len(y)
-    yt = y.astype(float) - y.mean() if self.task == "regression" else np.where(y == np.unique(y)[1], 1.0, -1.0)
+    yt = y - y.mean() if regression else np.where(y == np.unique(y)[1], 1.0, -1.0)
     S = FeatureStack(Z)
     rescale = True
     if self.method == "unif":
@@ -295,17 +366,15 @@ def fit(self: RankOneMKL, X,  # (m, p) feature matrix, dense or sparse (e.g. big
     elif self.method == "l2krr":
         self.result_ = l2_krr_mkl(S, yt, lam=self.alpha, Lambda=self.Lambda, tol=1e-6)
         mu, rescale = self.result_.weights, False
-    elif self.method == "l1svm":   # uncentered, sparse columns: the bias absorbs the mean (see Baselines)
-        self.result_ = l1_mkl_rank_one(sp.csr_array(X[:, self.keep_] / self.norm_), y, C=self.C)
+    else:                          # "l1svm": uncentered, sparse columns: the bias absorbs the mean (see Baselines)
+        self.result_ = l1_mkl_rank_one(sp.csr_array(self._scaled(X)), y, C=self.C)
         mu, rescale = self.result_.weights, False
-    else:
-        raise ValueError(f"unknown method {self.method!r}.")
     K = S.combine(mu)
     scale = m / np.trace(K) if rescale else 1.0
     total = float(mu.sum()) if mu.sum() > 0 else 1.0
     self.weights_, self.kernel_scale_ = mu / total, scale * total      # K = kernel_scale_ sum_k weights_k z_k z_k'
     self.Z_ = Z
-    if self.task == "regression":
+    if regression:
         self.y_mean_ = float(y.mean())
         self.model_ = KernelRidge(kernel="precomputed", alpha=self.alpha).fit(K * scale, y - self.y_mean_)
     elif self.method == "l1svm":
@@ -323,6 +392,8 @@ def _test_kernel(self: RankOneMKL, X):
 @patch
 def predict(self: RankOneMKL, X):  # (n, p) feature matrix
     r"""Predictions of the second stage on the combined test kernel (for "l1svm": the sign of $\mathbf z^\top\mathbf w+b$)."""
+    check_is_fitted(self, "weights_")
+    X = self._dense(X)
     if self.model_ is None:
         return self.classes_[(self.result_.decision_function(self._scaled(X)) > 0).astype(int)]
     out = self.model_.predict(self._test_kernel(X))
@@ -341,7 +412,8 @@ def score(self: RankOneMKL, X,  # (n, p) test feature matrix
 def held_out_alignment(self: RankOneMKL, X,  # (n, p) test feature matrix
                        y):                  # (n,) test targets or labels
     r"Centered alignment of the learned combination on test points, $\hat\rho(\mathbf Z_t\mathrm{diag}(\mu)\mathbf Z_t^\top,\mathbf Y\mathbf Y^\top)$."
-    Zt = self._features(X)
+    check_is_fitted(self, "weights_")
+    Zt = self._features(self._dense(X))
     Y = target_matrix(np.asarray(y), "regression" if self.task == "regression" else "classes")
     return alignment((Zt * self.weights_) @ Zt.T, Y @ Y.T)
 

@@ -22,12 +22,14 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .alignment import AlignMKL, AlignmentKRR
 from .solvers import ASSUMED, CONVERGED_LOCAL
 from .alignment_experiments import RankOneMKL
+from .estimators import validate_numeric
 from .baselines import L1MKL, L2KRRMKL, UniformMKL
 from .classic_mkl import GMKL, IKL, NLMKL, LpMKL, TwoLayerMKL
 from .estimators import default_scores, default_scores_table
@@ -222,6 +224,8 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
     binary tasks. `regressor=None` is `L2KRRMKL()` (kernel ridge MKL with its defaults).
     Reference (the regressors it wraps): cortes2012alignment, Sec. 3.4; cortes2009l2."""
 
+    _parameter_constraints: dict = {"regressor": [None, HasMethods(["fit", "predict"])]}
+
     def __init__(self,
                  regressor=None,  # a scikit-learn regressor (cloned at fit); None: L2KRRMKL()
                  ):
@@ -236,14 +240,17 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels
         "Fit the regressor on the +-1 coding of the binary labels `y`."
+        self._validate_params()
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported: the target is {y_type}. A regressor on "
-                             "+-1 targets separates two classes; use a multi-class method (M3K, AlignMKL) instead.")
-        X, y = validate_data(self, X, y, dtype=np.float64)
+            raise ValueError(f"Only binary classification is supported by RegressionClassifier: the target is "
+                             f"{y_type}. A regressor on +-1 targets separates two classes; use a multi-class method "
+                             "(M3K, AlignMKL) instead.")
+        X, y = validate_numeric(self, X, y, dtype=np.float64)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
-            raise ValueError(f"y has one class ({self.classes_.tolist()}); classification needs two.")
+            raise ValueError(f"RegressionClassifier: y has one class ({self.classes_.tolist()}); classification "
+                             "needs two.")
         reg = L2KRRMKL() if self.regressor is None else clone(self.regressor)
         self.regressor_ = reg.fit(X, np.where(y == self.classes_[1], 1.0, -1.0))
         return self
@@ -252,7 +259,7 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
                           X):  # (n, n_features) inputs
         "The regressor's prediction `f(x)` (positive: classes_[1])."
         check_is_fitted(self, "regressor_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, dtype=np.float64, reset=False)
         return np.asarray(self.regressor_.predict(X), dtype=np.float64)
 
     def predict(self,

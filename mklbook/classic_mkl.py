@@ -1214,15 +1214,6 @@ def fit(self: NLMKL,
         ):
     "Learn the weights on `(X, y)`; the model is the kernel ridge solution `nlmkl` computed at them (no refit)."
     self._validate_params()
-    yv = np.asarray(y)
-    if yv.dtype.kind in "OSU":
-        try:
-            yv.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"NLMKL is a regressor (kernel ridge on numeric targets), and y holds labels such as "
-                             f"{yv.ravel()[0]!r}. To classify with it, wrap it: RegressionClassifier(NLMKL()) from "
-                             "mklbook.benchmark fits the +-1 coding of two classes and predicts by the sign; or use a "
-                             "classifier (LpMKL, GMKL).") from None
     X, y = self._validate_fit(X, y, y_numeric=True, params=False)
     y = y.astype(np.float64)
     if self._row_sample_size(X) is not None:             # the weights from a row sample, the ridge on every row

@@ -27,14 +27,51 @@ from .protocol import markdown_table
 from .solvers import serial_blas_above
 
 # %% auto #0
-__all__ = ['WEIGHT_ROWS', 'NumberInterval', 'KernelStackEstimator', 'check_classification_target', 'CombinedKernelModel',
-           'KernelRidgeCV', 'default_scores', 'default_scores_table']
+__all__ = ['WEIGHT_ROWS', 'NumberInterval', 'validate_numeric', 'KernelStackEstimator', 'check_classification_target',
+           'CombinedKernelModel', 'KernelRidgeCV', 'default_scores', 'default_scores_table']
 
 # %% ../nbs/04_estimators.ipynb #ee314bd0
 class NumberInterval(Interval):
     "scikit-learn's `Interval` for numbers that refuses booleans (`True` is not a tolerance, even if it equals 1)."
     def is_satisfied_by(self, val):
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+# %% ../nbs/04_estimators.ipynb #c03dd8b6
+def validate_numeric(estimator,          # the estimator validating its inputs (named in the message)
+                     X="no_validation",  # inputs, as for scikit-learn's `validate_data`
+                     y="no_validation",  # targets, as for `validate_data`
+                     **check_params):     # `dtype`, `reset`, `ensure_min_samples`, ... passed on
+    """scikit-learn's `validate_data`, with messages that name the estimator and the fix: text in `X` (numpy's bare
+    "could not convert" error): encode the categorical columns; class labels in `y` with `y_numeric=True` (a regressor
+    given labels): wrap it in `RegressionClassifier` or use a classifier; NaN/inf in `y`: drop or impute those rows;
+    scikit-learn's other messages are prefixed with the estimator's name when they lack it."""
+    name = type(estimator).__name__
+    if check_params.get("y_numeric") and not isinstance(y, str):
+        yv = np.asarray(y)
+        if yv.dtype.kind in "OSU":
+            try:
+                yv.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} is a regressor (numeric targets), and y holds labels such as "
+                                 f"{str(yv.ravel()[0])!r}. To classify with it, wrap it: RegressionClassifier({name}()) from "
+                                 "mklbook.benchmark fits the +-1 coding of two classes and predicts by the sign; or use "
+                                 "a classifier (AlignMKL, LpMKL, GMKL).") from None
+    try:
+        return validate_data(estimator, X, y, **check_params)
+    except ValueError as e:
+        msg = str(e)
+        if type(e) is not ValueError:                  # scikit-learn's own subclasses already name what to do
+            raise
+        if "could not convert" in msg or "invalid literal" in msg:
+            raise ValueError(f"{name}: X holds non-numeric values (such as {msg.rsplit(':', 1)[-1].strip()}); the "
+                             "kernels need numbers. Encode categorical columns first, e.g. with "
+                             "sklearn.preprocessing.OneHotEncoder in a ColumnTransformer.") from None
+        if msg.startswith("Input y contains"):
+            raise ValueError(f"{name}: {msg} Drop the rows whose target is missing, or impute it, before "
+                             "fitting.") from None
+        if name not in msg:
+            raise ValueError(f"{name}: {msg}") from None
+        raise
 
 # %% ../nbs/04_estimators.ipynb #d4448b54
 class KernelStackEstimator(BaseEstimator):
@@ -68,7 +105,7 @@ class KernelStackEstimator(BaseEstimator):
         data (numeric 2-D X, one target per row, at least two samples); record n_features_in_."""
         if params:
             self._validate_params()
-        return validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=y_numeric)
+        return validate_numeric(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=y_numeric)
 
     def _fit_bank(self, X, stack: bool = True) -> np.ndarray | None:
         """Fit the kernel bank on the training inputs and return the training stack `(p, m, m)`; with `stack=False` the
@@ -77,12 +114,12 @@ class KernelStackEstimator(BaseEstimator):
         Ks = self.bank_.fit_transform(X) if stack else None
         if not stack:
             self.bank_.fit(X)
+        if self._requires_psd and getattr(self, "psd", "check") != "allow":
+            self._refuse_non_psd()                   # first: a negative-definite kernel also looks "vanishing" below
         if self.bank_.degenerate_.all():
             raise ValueError(f"{type(self).__name__}: every kernel of the bank vanishes on the training set after "
                              "centering (constant on the training set: are all training rows identical?); there is "
                              "nothing to learn from these inputs.")
-        if self._requires_psd and getattr(self, "psd", "check") != "allow":
-            self._refuse_non_psd()
         return Ks
 
     def _refuse_non_psd(self, why: str = "its combination would make the kernel machine non-convex"):
@@ -98,7 +135,7 @@ class KernelStackEstimator(BaseEstimator):
 def _test_stack(self: KernelStackEstimator, X) -> np.ndarray:
     "The test stack `(p, n, m)` of validated inputs against the training points."
     check_is_fitted(self, "bank_")
-    X = validate_data(self, X, dtype=np.float64, reset=False)
+    X = validate_numeric(self, X, dtype=np.float64, reset=False)
     return self.bank_.transform(X)
 
 
@@ -106,7 +143,7 @@ def _test_stack(self: KernelStackEstimator, X) -> np.ndarray:
 def _combined_test_kernel(self: KernelStackEstimator, X) -> np.ndarray:
     "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)` over the kernels with non-zero weight."
     check_is_fitted(self, "weights_")
-    X = validate_data(self, X, dtype=np.float64, reset=False)
+    X = validate_numeric(self, X, dtype=np.float64, reset=False)
     return self.bank_.combine(X, self.weights_ * self.kernel_scale_)     # the kernels in use, by blocks of rows
 
 
@@ -137,7 +174,7 @@ def _low_rank_output(self: KernelStackEstimator, X):
     if getattr(self, "low_rank_", None) is None:
         return None
     check_is_fitted(self, "weights_")
-    return self.low_rank_.decision_function(validate_data(self, X, dtype=np.float64, reset=False))
+    return self.low_rank_.decision_function(validate_numeric(self, X, dtype=np.float64, reset=False))
 
 # %% ../nbs/04_estimators.ipynb #fe87dbc8
 WEIGHT_ROWS = 2000   # the default `weight_rows`: rows the weights of the slow one-stage methods are learned on
@@ -409,7 +446,7 @@ class KernelRidgeCV(RegressorMixin, BaseEstimator):
         alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
         if alphas.size == 0 or not (np.isfinite(alphas) & (alphas > 0)).all():
             raise ValueError(f"alphas must be positive finite numbers; got {self.alphas!r}.")
-        K, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        K, y = validate_numeric(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         if K.shape[0] != K.shape[1]:
             raise ValueError(f"{type(self).__name__} takes a square training kernel (m, m); got {K.shape}.")
         # psd='allow': like KernelRidge, any symmetric K with K + alpha I invertible (the LOO identity holds for it)
@@ -434,7 +471,7 @@ def predict(self: KernelRidgeCV,
             ):
     "Predictions $\\mathbf K_{\\rm test}\\boldsymbol\\alpha+b$."
     check_is_fitted(self, "dual_coef_")
-    K = validate_data(self, X, dtype=np.float64, reset=False)
+    K = validate_numeric(self, X, dtype=np.float64, reset=False)
     return K @ self.dual_coef_ + self.intercept_
 
 # %% ../nbs/04_estimators.ipynb #c55fde90
@@ -474,7 +511,7 @@ def default_scores(estimators: dict,   # name -> unfitted estimator (its default
         for ename, est in estimators.items():
             if is_classifier(est) != (task == "classification"):
                 continue
-            row = dict(dataset=dname, estimator=ename, task=task, trivial=trivial, ref_raw=refs["raw"],
+            row = dict(dataset=dname, estimator=ename, task=task, n=len(y), trivial=trivial, ref_raw=refs["raw"],
                        ref_std=refs["std"], raw=None, std=None, seconds=0.0)
             binary_only = not est.__sklearn_tags__().classifier_tags.multi_class if task == "classification" else False
             if not (binary_only and np.unique(y).size > 2):

@@ -25,7 +25,7 @@ from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from .estimators import NumberInterval
+from .estimators import NumberInterval, validate_numeric
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -665,7 +665,7 @@ def _warn_diagonal(owner: str, kernels, where: str):
 @patch
 def _fit_targets(self: LowRankAlignMKL, X, y, classify):
     "Validated `(X, y, Y)`: `Y` the +-1 column (binary), the one-hot classes, or the real targets as a column."
-    X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not classify)
+    X, y = validate_numeric(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not classify)
     if classify:
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
@@ -797,7 +797,7 @@ def _stage_input(self: LowRankAlignMKL, X) -> np.ndarray:
 @patch
 def _check_X(self: LowRankAlignMKL, X):
     check_is_fitted(self, "estimator_")
-    return validate_data(self, X, dtype=np.float64, reset=False)
+    return validate_numeric(self, X, dtype=np.float64, reset=False)
 
 
 @patch

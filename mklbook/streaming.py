@@ -16,7 +16,7 @@ import numpy as np
 from fastcore.basics import patch
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import HasMethods, Options, StrOptions
-from .estimators import NumberInterval
+from .estimators import NumberInterval, validate_numeric
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
@@ -449,5 +449,5 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
 def _combined_test_kernel(self: StreamedAlignMKL, X):
     "`kernel_scale_ * sum_k weights_[k] K_k(X, X_train)`, in row chunks, over the kernels with non-zero weight."
     check_is_fitted(self, "weights_")
-    X = validate_data(self, X, dtype=np.float64, reset=False)
+    X = validate_numeric(self, X, dtype=np.float64, reset=False)
     return self.bank_.combine(X, self.weights_ * self.kernel_scale_)

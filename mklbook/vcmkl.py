@@ -21,16 +21,17 @@ from .solvers import SolverResult
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils._param_validation import StrOptions
-from .estimators import NumberInterval
+from .estimators import NumberInterval, validate_numeric
 from sklearn.utils.validation import check_is_fitted, validate_data
 from numbers import Integral, Real
-from .kernels import KernelBank, Linear
+from .kernels import Gaussian, KernelBank, Linear, kernel_list
 
 # %% auto #0
-__all__ = ['PAPER_TABLE1', 'veto_consensus', 'finite_class_rademacher', 'kernel_rademacher_bound', 'VCMKLProblem', 'largest_nu',
-           'make_problem', 'low_rank_factor', 'hinge_losses', 'lmo', 'balanced_assignment', 'opt1_objective',
-           'project_lambda', 'kmeans_lambda', 'primal_value', 'CriticalRegion', 'pddp_bounds', 'InnerSolution',
-           'solve_inner', 'VCMKLResult', 'result_from_primal', 'solve_vcmkl', 'VCMKLClassifier', 'best_threshold']
+__all__ = ['PAPER_TABLE1', 'DEFAULT_RULE_SETS', 'veto_consensus', 'finite_class_rademacher', 'kernel_rademacher_bound',
+           'VCMKLProblem', 'largest_nu', 'make_problem', 'low_rank_factor', 'hinge_losses', 'lmo',
+           'balanced_assignment', 'opt1_objective', 'project_lambda', 'kmeans_lambda', 'primal_value', 'CriticalRegion',
+           'pddp_bounds', 'InnerSolution', 'solve_inner', 'VCMKLResult', 'result_from_primal', 'solve_vcmkl',
+           'VCMKLClassifier', 'best_threshold']
 
 # %% ../nbs/50_vcmkl.ipynb #33a00427
 def veto_consensus(F,  # (n, p) base decision values f_k(x_i)
@@ -192,6 +193,7 @@ def make_problem(Ks,                # (p, m, m) base kernels, one per rule
 def low_rank_factor(K,                # (m, m) PSD kernel matrix
                     rtol=1e-10,       # stop when every residual diagonal entry is below rtol * max_i K_ii
                     max_rank=300,     # give up (return None) past this rank: an eigendecomposition is then cheaper
+                    truncate=False,   # True: stop at rank `max_rank` instead (a Nystrom factor, Phi Phi^T <= K)
                    ):
     r"""`(Phi, P)` with $\Phi\Phi^\top=K$ up to `rtol` and $KP=\Phi$, by a Cholesky factorisation with diagonal pivoting.
 
@@ -199,7 +201,9 @@ def low_rank_factor(K,                # (m, m) PSD kernel matrix
     0\preceq K-\Phi\Phi^\top,\quad\operatorname{tr}(K-\Phi\Phi^\top)\le m\cdot\texttt{rtol}\max_iK_{ii}$$
 
     $S$ the $r$ pivots. It reads $r$ columns of $K$ and costs $O(mr^2)$ against $O(m^3)$ for `psd_factor`: the factor of
-    choice for low-rank kernels (a linear kernel on $d$ features has $r\le d$). `None` when the rank exceeds `max_rank`."""
+    choice for low-rank kernels (a linear kernel on $d$ features has $r\le d$). `None` when the rank exceeds `max_rank`,
+    or with `truncate=True` the factor of the first `max_rank` pivots: the Nyström approximation on those landmarks, still
+    with $KP=\Phi$, so that a test point's features are $k(x,S)L_{SS}^{-\top}$."""
     from scipy.linalg import solve_triangular
     m = K.shape[0]
     d = np.diag(K).astype(np.float64)
@@ -213,6 +217,8 @@ def low_rank_factor(K,                # (m, m) PSD kernel matrix
         if d[j] <= rtol * top:
             break
         if k == cap:
+            if truncate:
+                break
             return None
         col = (K[:, j] - L[:, :k] @ L[j, :k]) / np.sqrt(d[j])
         L[:, k] = col
@@ -1076,7 +1082,8 @@ def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds,
     return res
 
 # %% ../nbs/50_vcmkl.ipynb #3a767a05
-PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, omega=None, solver="pddp", idle_rules="veto")  # Zhou et al. 2016's Table 1 (pima)
+PAPER_TABLE1 = dict(kernels=(Linear(),) * 5, nu=0.02, omega=None, solver="pddp", idle_rules="veto",
+                    max_rank=None)  # Zhou et al. 2016's Table 1 (pima)
 
 # %% ../nbs/50_vcmkl.ipynb #6aaff9bb
 class VCMKLClassifier(ClassifierMixin, BaseEstimator):
@@ -1084,12 +1091,15 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
 
     $$g(x)=\min_kf_k(x)-t,\qquad f_k(x)=\langle w_k,\phi_k(x)\rangle+b_k,$$
 
-    the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): three linear rules on
-    standardised features, $\omega=|I_-|/m$ (the paper's $\gamma$), and with `nu="auto"` the fraction of `largest_nu`, the handling
-    of idle rules and the threshold $t\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold
-    stratified cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error;
-    alternating minimisation. With a given `nu`, $t=0$. The paper's Table 1 setting is `PAPER_TABLE1`.
-    `rule_weights_[k]` is rule $k$'s share of $\sum_k\|w_k\|^2$, `weights_[j]` the share of the rules on the bank's
+    the rules learned by OPT1 on the balanced set $\Lambda$ (`solve_vcmkl`). Defaults (see the text): $\omega=|I_-|/m$ (the paper's
+    $\gamma$), and with `nu="auto"` the rule set (`DEFAULT_RULE_SETS`: three or one linear rules, or one Gaussian rule
+    with $\gamma=1/d$, on standardised features; `kernels=None`), the fraction of `largest_nu`, the handling of idle rules and the
+    threshold $t\in\{0,\mp\infty\}$ (OPT1's rule or a constant classifier) chosen together by 3-fold stratified
+    cross-validation accuracy, OPT1's rule only if it beats the majority by more than one standard error; alternating
+    minimisation; each rule's feature map a pivoted-Cholesky (Nyström) factor of rank at most `max_rank`. With a given
+    `nu`, $t=0$ and (with `kernels=None`) three linear rules. The paper's Table 1 setting is `PAPER_TABLE1`.
+    `rule_set_scores_[c]` is the best cross-validated accuracy of rule set $c$ (with `kernels=None`),
+    `rule_weights_[k]` rule $k$'s share of $\sum_k\|w_k\|^2$, `weights_[j]` the share of the rules on the bank's
     $j$-th kernel (rules on equal kernels share one). Reference: zhou2016vcmkl, Sec. 3 (classifier, OPT1) and Sec. 4 (PDDP)."""
 
     _parameter_constraints: dict = {
@@ -1104,10 +1114,11 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         "seeds": [list, tuple],
         "nu_grid": ["array-like"],
         "search_size": [None, NumberInterval(Integral, 30, None, closed="left")],
+        "max_rank": [None, NumberInterval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self,
-                 kernels=None,         # list of p kernels, one per rule (None: 3 x Linear(standardize=True))
+                 kernels=None,         # p kernels, one per rule; None: DEFAULT_RULE_SETS (3 x Linear with a given nu)
                  nu="auto",            # margin weights nu_k: a number, one per rule, or "auto" (cross-validated)
                  omega=None,           # weight of the positive losses, in (0, 1); None: |I-| / m (the paper's)
                  solver="am",          # "am" | "pddp" | "cccp" | "sgd" (see `solve_vcmkl`)
@@ -1120,6 +1131,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
                  nu_grid=(0.1, 0.3, 0.5, 0.8),  # fractions of the largest feasible nu tried by nu="auto"
                  search_size=500,      # nu="auto" cross-validates on a stratified subsample of at most this many
                                        # training points (None: all of them)
+                 max_rank=100,         # rank cap of each rule's feature map (Nystrom); None: exact (O(m^3))
                 ):
         self.kernels = kernels
         self.nu = nu
@@ -1132,11 +1144,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.seeds = seeds
         self.nu_grid = nu_grid
         self.search_size = search_size
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False       # the veto-consensus rule is binary by construction
-        return tags
+        self.max_rank = max_rank
 
 # %% ../nbs/50_vcmkl.ipynb #20e48d67
 def _same_kernel(a, b) -> bool:
@@ -1150,9 +1158,49 @@ def _same_kernel(a, b) -> bool:
                                           for k in pa)
 
 
+DEFAULT_RULE_SETS = (("linear", 3), ("linear", 1), ("gaussian", 1))  # (family, rules) tried by
+                                                   # nu="auto" when kernels=None; the first is the paper's kind
+
+
 @patch
-def _kernel_list(self: VCMKLClassifier):
-    return [Linear(standardize=True) for _ in range(3)] if self.kernels is None else list(self.kernels)
+def __sklearn_tags__(self: VCMKLClassifier):
+    tags = super(VCMKLClassifier, self).__sklearn_tags__()
+    tags.classifier_tags.multi_class = False           # the veto-consensus rule is binary by construction
+    return tags
+
+
+@patch
+def _rule_sets(self: VCMKLClassifier, X) -> list:
+    r"""The candidate rule lists: the user's `kernels` (validated), or with `kernels=None` those of `DEFAULT_RULE_SETS`
+    (only the first with a given nu); the Gaussian rule's $\gamma=1/d$ counts the features that vary on `X`, since
+    standardisation sets a constant one to zero."""
+    if self.kernels is not None:
+        return [kernel_list(self.kernels, owner="VCMKLClassifier")]
+    d = max(int(np.count_nonzero(np.ptp(X, axis=0) > 0)), 1)
+    make = {"linear": lambda: Linear(standardize=True), "gaussian": lambda: Gaussian(1.0 / d, standardize=True)}
+    sets = [[make[fam]() for _ in range(n)] for fam, n in DEFAULT_RULE_SETS]
+    return sets if isinstance(self.nu, str) else sets[:1]
+
+# %% ../nbs/50_vcmkl.ipynb #3b3149b3
+@patch
+def _rule_factors(self: VCMKLClassifier, X):
+    """The candidate rule sets' distinct kernels (`distinct`), each set's rule -> kernel map (`maps`), the fitted bank
+    and one (rank-capped) factor per distinct kernel: every kernel built and factored once."""
+    sets, distinct = self._rule_sets(X), []
+    for k in (k for rules in sets for k in rules):  # rules on equal kernels share one kernel matrix and one factor
+        if not any(_same_kernel(k, u) for u in distinct):
+            distinct.append(k)
+    maps = [np.array([next(i for i, u in enumerate(distinct) if _same_kernel(k, u)) for k in rules]) for rules in sets]
+    bank = KernelBank(distinct)
+    Ks = bank.fit_transform(X)
+    bad = [repr(k) for k in bank.kernels_ if not k.is_psd]
+    if bad:
+        raise ValueError(f"VCMKLClassifier needs PSD kernels (each rule is a nu-SVM in its kernel's feature space); "
+                         f"{', '.join(bad)} is not PSD. Remove it.")
+    factors = [low_rank_factor(K) or psd_factor(K) if self.max_rank is None else
+               low_rank_factor(K, max_rank=self.max_rank, truncate=True) for K in Ks]
+    del Ks
+    return distinct, maps, bank, factors
 
 # %% ../nbs/50_vcmkl.ipynb #719a7f2a
 @patch
@@ -1160,9 +1208,10 @@ def fit(self: VCMKLClassifier,
         X,  # (n, d) training inputs
         y,  # (n,) binary labels
        ):
-    "Build each distinct kernel once, factor it once, select `nu` (if 'auto') on slices of the factor, and solve OPT1."
+    """Build each distinct kernel once, factor it once, select the rule set (with `kernels=None`) and `nu` (if 'auto') on
+    slices of the factors, and solve OPT1."""
     self._validate_params()
-    X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+    X, y = validate_numeric(self, X, y, dtype=np.float64, ensure_min_samples=2)
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
     if y_type not in ("binary", "multiclass"):
         raise ValueError(f"Unknown label type: {y_type!r}. VCMKLClassifier needs binary class labels.")
@@ -1170,26 +1219,20 @@ def fit(self: VCMKLClassifier,
     if self.classes_.size != 2:
         raise ValueError(f"Only binary classification is supported: VCMKLClassifier is binary; y has {self.classes_.size} classes {self.classes_.tolist()}. "
                          "Recode y into the consensus class (+1) and the rest (-1).")
-    rules, distinct = self._kernel_list(), []
-    for k in rules:                                 # rules on equal kernels share one kernel matrix and one factor
-        if not any(_same_kernel(k, u) for u in distinct):
-            distinct.append(k)
-    self.rule_kernel_ = np.array([next(i for i, u in enumerate(distinct) if _same_kernel(k, u)) for k in rules])
-    self.bank_ = KernelBank(distinct)
-    Ks = self.bank_.fit_transform(X)
-    bad = [repr(k) for k in self.bank_.kernels_ if not k.is_psd]
-    if bad:
-        raise ValueError(f"VCMKLClassifier needs PSD kernels (each rule is a nu-SVM in its kernel's feature space); "
-                         f"{', '.join(bad)} is not PSD. Remove it.")
-    factors = [low_rank_factor(K) or psd_factor(K) for K in Ks]
-    del Ks
+    distinct, maps, bank, factors = self._rule_factors(X)
     y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
-    model = None
+    model, self.rule_kernel_ = None, maps[0]
     if isinstance(self.nu, str):                    # "auto" (the only string the constraints allow)
-        model = self._select_nu(factors, y_pm)
+        model, chosen = self._select_nu(factors, y_pm, maps)
+        self.rule_kernel_ = maps[chosen]
     else:
         self.nu_, self.threshold_ = self.nu, 0.0
         self.idle_rules_ = "veto" if self.idle_rules == "auto" else self.idle_rules
+    used = np.unique(self.rule_kernel_)
+    self.bank_ = bank
+    if used.size < len(distinct):                   # keep the chosen rules' kernels only (the same factors, re-indexed)
+        factors, self.rule_kernel_ = [factors[i] for i in used], np.searchsorted(used, self.rule_kernel_)
+        self.bank_ = KernelBank([distinct[i] for i in used]).fit(X)
     prob = self._problem(factors, None, y_pm, self.nu_)
     lam0 = None if model is None else self._best_response(factors, prob, np.arange(len(y_pm)), model)
     self.result_ = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
@@ -1199,7 +1242,7 @@ def fit(self: VCMKLClassifier,
         self._refit_guard(factors, y_pm)
         if not np.isfinite(self.threshold_):
             warnings.warn("VCMKLClassifier: no VCMKL setting beat the majority class on held-out data by more than one "
-                          "standard error (3-fold CV over nu_grid and the idle-rule handling), so it predicts the "
+                          "standard error (3-fold CV over the rule sets, nu_grid and the idle-rule handling), so it predicts the "
                           f"majority class everywhere (threshold_ = {self.threshold_}). Try richer kernels or a given "
                           "nu.", UserWarning, stacklevel=2)
     self.n_iter_ = self.result_.n_iter
@@ -1314,50 +1357,66 @@ def best_threshold(g,            # (n,) scores
     k = best[np.argmin(np.abs(cand[best]))]
     return float(acc[k]), float(cand[k])
 
+# %% ../nbs/50_vcmkl.ipynb #f6fed688
+@patch
+def _out_of_fold_scores(self: VCMKLClassifier, factors, y_pm, idx, folds, grid, policies, c, models):
+    """`G[i, j, :]`: the out-of-fold scores min_k f_k of the rules `self.rule_kernel_` at fraction `grid[i]` under idle
+    handling `policies[j]` on the search rows `idx`; `models[c, i]` keeps the last fold's (w, b, theta) (warm starts)."""
+    rule_kernel, M = self.rule_kernel_, len(self.rule_kernel_)
+    G = np.zeros((grid.size, len(policies), idx.size))       # out-of-fold scores min_k f_k
+    for p_tr, p_va in folds:
+        tr, va = idx[p_tr], idx[p_va]
+        top, lam = largest_nu(y_pm[tr], M, self.omega), None
+        for i, f in enumerate(grid):
+            prob = self._problem(factors, tr, y_pm[tr], f * top)
+            lam0 = (lmo(prob, -lam)[0] if lam is not None else   # the nearest vertex of the new Lambda, or
+                    self._best_response(factors, prob, tr, models[c, i]) if (c, i) in models else None)  # last fold's
+            r = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
+                               tuple(self.seeds))
+            lam, models[c, i] = r.lam, (r._w, r.b, r.rho)
+            F = np.column_stack([factors[k][0][va] @ r._w[m] for m, k in enumerate(rule_kernel)]) + r.b
+            for j, pol in enumerate(policies):
+                keep = ~r.idle if pol == "drop" and r.idle.any() and not r.idle.all() else np.ones(M, bool)
+                G[i, j, p_va] = F[:, keep].min(axis=1)
+    return G
+
 # %% ../nbs/50_vcmkl.ipynb #cf11686a
 @patch
-def _select_nu(self: VCMKLClassifier, factors, y_pm):
-    """Choose `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold stratified CV accuracy: one fit per fold
-    and fraction, the fractions in decreasing order, each warm-started from the previous one's assignment (the first from
-    the previous fold's model), scored on the held-out rows by `Phi_k w_k + b_k` (slices of the shared factor); ties:
-    threshold 0, then 'veto', then the larger f. A rule whose accuracy is within one standard error of the constant
-    rule's (the majority class) gives way to it. Returns the last fold's model at the chosen fraction (a warm start)."""
+def _select_nu(self: VCMKLClassifier, factors, y_pm, maps):
+    """Choose the rule set `maps[c]` (rule -> factor), `nu_ = f * largest_nu`, `idle_rules_` and `threshold_` by 3-fold
+    stratified CV accuracy: one fit per rule set, fold and fraction, the fractions in decreasing order, each warm-started
+    from the previous one's assignment (the first from the previous fold's model), scored on the held-out rows by
+    `Phi_k w_k + b_k` (slices of the shared factors); ties: threshold 0, then the earlier rule set (the paper's three
+    linear rules first), then 'veto', then the larger f. A rule whose accuracy is within one standard error of the
+    constant rule's (the majority class) gives way to it.
+    Returns the last fold's model at the chosen setting (a warm start) and `c`."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
     grid = np.sort(np.atleast_1d(np.asarray(self.nu_grid, dtype=np.float64)))[::-1]
     if grid.ndim != 1 or grid.size == 0 or not ((grid > 0) & (grid <= 1)).all():
         raise ValueError(f"nu_grid must hold fractions in (0, 1] of the largest feasible nu; got {self.nu_grid!r}.")
-    M, l = len(self.rule_kernel_), len(y_pm)
+    l = len(y_pm)
     idx = np.arange(l)
     if self.search_size is not None and l > self.search_size:
         idx = np.sort(train_test_split(idx, train_size=self.search_size, stratify=y_pm,
                                        random_state=self.random_state)[0])
     policies = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
-    G = np.zeros((grid.size, len(policies), idx.size))           # out-of-fold scores min_k f_k
-    models = [None] * grid.size                                   # the last fold's (w, b, theta) at each fraction
-    for p_tr, p_va in StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]):
-        tr, va = idx[p_tr], idx[p_va]
-        top, lam = largest_nu(y_pm[tr], M, self.omega), None
-        for i, f in enumerate(grid):
-            prob = self._problem(factors, tr, y_pm[tr], f * top)
-            lam0 = (lmo(prob, -lam)[0] if lam is not None else       # the nearest vertex of the new Lambda, or
-                    self._best_response(factors, prob, tr, models[i]) if models[i] is not None else None)  # last fold's
-            r = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
-                               tuple(self.seeds))
-            lam, models[i] = r.lam, (r._w, r.b, r.rho)
-            F = np.column_stack([factors[k][0][va] @ r._w[m] for m, k in enumerate(self.rule_kernel_)]) + r.b
-            for j, pol in enumerate(policies):
-                keep = ~r.idle if pol == "drop" and r.idle.any() and not r.idle.all() else np.ones(M, bool)
-                G[i, j, p_va] = F[:, keep].min(axis=1)
-    cands = [(*best_threshold(G[i, j], y_pm[idx]), j, i) for i in range(grid.size) for j in range(len(policies))]
-    acc, theta, j, i = max(cands, key=lambda c: (round(c[0], 12), c[1] == 0.0, c[2] == 0, grid[c[3]]))
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]))
+    cands, models = [], {}
+    for c, rule_kernel in enumerate(maps):
+        self.rule_kernel_ = rule_kernel
+        G = self._out_of_fold_scores(factors, y_pm, idx, folds, grid, policies, c, models)
+        cands += [(*best_threshold(G[i, j], y_pm[idx]), c, j, i) for i in range(grid.size) for j in range(len(policies))]
+    acc, theta, c, j, i = max(cands, key=lambda t: (round(t[0], 12), t[1] == 0.0, -t[2], t[3] == 0, grid[t[4]]))
     major = float(np.mean(y_pm[idx] > 0))                         # the constant rule's accuracy is max(major, 1 - major)
     if np.isfinite(theta) and acc - max(major, 1.0 - major) <= np.sqrt(acc * (1.0 - acc) / idx.size):
         theta = -np.inf if major > 0.5 else np.inf                # within one standard error of the constant rule: it
         acc = max(major, 1.0 - major)                             # (Breiman et al.'s one-standard-error rule)
-    self.cv_scores_ = {float(f): max(c[0] for c in cands if c[3] == k) for k, f in enumerate(grid)}
-    self.nu_ = float(grid[i] * largest_nu(y_pm, M, self.omega))
+    self.cv_scores_ = {float(f): max(t[0] for t in cands if t[2] == c and t[4] == k) for k, f in enumerate(grid)}
+    self.rule_set_scores_ = [max(t[0] for t in cands if t[2] == k) for k in range(len(maps))]
+    self.rule_kernel_ = maps[c]
+    self.nu_ = float(grid[i] * largest_nu(y_pm, len(maps[c]), self.omega))
     self.idle_rules_, self.threshold_ = policies[j], theta
-    return models[i]
+    return models[c, i], c
 
 # %% ../nbs/50_vcmkl.ipynb #a1a61eb5
 @patch
@@ -1366,7 +1425,7 @@ def decision_function(self: VCMKLClassifier,
                      ):
     r"Scores $\min_kf_k(x)-t$, $t$ = `threshold_`, `(n,)` (over the active rules when `idle_rules_` is 'drop'): positive exactly when every rule accepts."
     check_is_fitted(self, "result_")
-    X = validate_data(self, X, dtype=np.float64, reset=False)
+    X = validate_numeric(self, X, dtype=np.float64, reset=False)
     Kt, r = self.bank_.transform(X), self.result_
     F = np.column_stack([Kt[k] @ r.coef[:, m] for m, k in enumerate(self.rule_kernel_)]) + r.b
     if self.idle_rules_ == "drop" and r.idle.any() and not r.idle.all():

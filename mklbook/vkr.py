@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
                       check_positive, check_stack, kernel_list, polynomial_bank)
-from .estimators import KernelStackEstimator, NumberInterval, check_classification_target
+from .estimators import KernelStackEstimator, NumberInterval, check_classification_target, validate_numeric
 from .solvers import SolverResult, solve_lp
 
 # %% auto #0
@@ -1560,7 +1560,7 @@ def fit(self: VKRClassifier,
 @patch
 def _prepare(self: VKRClassifier, X, y):
     "Validate, scale, build the training stack and the penalties r_k (they do not depend on lam, beta): `(Ks, Xs, y)`."
-    X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+    X, y = validate_numeric(self, X, y, dtype=np.float64, ensure_min_samples=2)
     self.classes_ = check_classification_target(y, "VKRClassifier", binary=True)
     kernels = kernel_list(self.kernels, X, type(self).__name__, family="both")
     precomputed = all(isinstance(k, Precomputed) for k in kernels)      # X holds sample indices then
@@ -1603,7 +1603,7 @@ def decision_function(self: VKRClassifier,
                       ):
     r"$f(x)=\sum_{k,j}\alpha_{k,j}y_jK_k(x,x_j)$ over the non-zero atoms only (positive: `classes_[1]`)."
     check_is_fitted(self, "result_")
-    X = validate_data(self, X, dtype=np.float64, reset=False)
+    X = validate_numeric(self, X, dtype=np.float64, reset=False)
     Xs = self._scaled(X)
     f = np.zeros(X.shape[0])
     for q, (sv, c) in enumerate(zip(self.support_vectors_, self.dual_coef_)):

@@ -447,3 +447,58 @@ def test_auto_nu_gives_way_to_the_majority_rule_within_one_standard_error():
     ys = (Xs[:, 0] > 0.8).astype(int)                         # a half-plane: one rule separates it
     sep = VCMKLClassifier().fit(Xs, ys)
     assert np.isfinite(sep.threshold_) and sep.score(Xs, ys) > 0.9
+
+
+# --- the default rule set, chosen with nu; rank-capped feature maps -------------------------------------------------
+
+def test_a_truncated_factor_is_the_nystrom_factor_on_its_pivots():
+    "`low_rank_factor(truncate=True)`: Phi Phi^T = K[:, S] K_SS^-1 K[S, :] (Nystrom on the pivots), K P = Phi, K - Phi Phi^T PSD."
+    from mklbook.vcmkl import low_rank_factor
+    X = np.random.default_rng(0).normal(size=(120, 5))
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    assert low_rank_factor(K, max_rank=20) is None                      # without truncate: give up past max_rank
+    Phi, P = low_rank_factor(K, max_rank=20, truncate=True)
+    assert Phi.shape == (120, 20)
+    S = np.flatnonzero(np.abs(P).sum(1))                                # the pivots: the rows of P that are used
+    assert S.size == 20
+    np.testing.assert_allclose(Phi @ Phi.T, K[:, S] @ np.linalg.solve(K[np.ix_(S, S)], K[S]), atol=1e-8)
+    np.testing.assert_allclose(K @ P, Phi, atol=1e-10)                   # a test point's features: k(x, S) P_S
+    assert np.linalg.eigvalsh(K - Phi @ Phi.T).min() > -1e-10
+    full, _ = low_rank_factor(K, max_rank=120, truncate=True)           # a cap at m: the exact factor
+    np.testing.assert_allclose(full @ full.T, K, atol=1e-8)
+
+
+def test_default_rules_are_chosen_by_cross_validation_among_the_declared_sets():
+    """`kernels=None` with nu="auto": one CV over DEFAULT_RULE_SETS x nu_grid x idle handling; the bank keeps the chosen
+    set's kernel only, and the fitted rule predicts like a model refitted with that set and nu given."""
+    from mklbook.kernels import Gaussian
+    from mklbook.vcmkl import DEFAULT_RULE_SETS
+    r = np.random.default_rng(1)
+    X = r.normal(size=(240, 2))
+    y = np.where((X ** 2).sum(1) < 1.2, 1, -1)                           # a disc: no linear rule set can separate it
+    clf = VCMKLClassifier().fit(X, y)
+    assert len(clf.rule_set_scores_) == len(DEFAULT_RULE_SETS)
+    best = int(np.argmax(clf.rule_set_scores_))
+    assert DEFAULT_RULE_SETS[best][0] == "gaussian"                      # the CV sees what the disc needs
+    assert [type(k) for k in clf.bank_.kernels_] == [Gaussian] and len(clf.rule_kernel_) == 1
+    assert clf.rule_set_scores_[best] > max(clf.rule_set_scores_[:2]) + 0.1
+    assert clf.score(X, y) > 0.9
+    lin = VCMKLClassifier(kernels=[Linear(standardize=True)] * 3).fit(X, y)
+    assert lin.score(X, y) < clf.score(X, y) - 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                                  # linear rules on a disc go idle: not the point
+        given = VCMKLClassifier(nu=0.05).fit(X, y)                      # a given nu: three linear rules, no search
+    assert [type(k) for k in given.bank_.kernels_] == [Linear] and given.rule_kernel_.tolist() == [0, 0, 0]
+    assert not hasattr(given, "rule_set_scores_")
+
+
+def test_max_rank_none_is_exact_and_a_cap_above_the_rank_changes_nothing():
+    from mklbook.kernels import Gaussian
+    X, y = toy(seed=4)
+    kw = dict(kernels=[Gaussian(0.5)] * 2, nu=0.05, max_iter=30)
+    exact = VCMKLClassifier(max_rank=None, **kw).fit(X, y)
+    capped = VCMKLClassifier(max_rank=len(y), **kw).fit(X, y)
+    low = VCMKLClassifier(max_rank=5, **kw).fit(X, y)
+    np.testing.assert_allclose(capped.decision_function(X), exact.decision_function(X), atol=1e-6)
+    assert exact.result_.gap < 1e-7 and low.result_.gap < 1e-7         # each problem certified on its own factor
+    assert np.abs(low.decision_function(X) - exact.decision_function(X)).max() > 1e-3
