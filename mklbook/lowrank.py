@@ -28,7 +28,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from .estimators import NumberInterval, validate_numeric
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .solvers import apply_certificate

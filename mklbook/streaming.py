@@ -17,7 +17,7 @@ from fastcore.basics import patch
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import HasMethods, Options, StrOptions
 from .estimators import NumberInterval, validate_numeric
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .alignment import AlignMKL, target_matrix

@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils._param_validation import StrOptions
 from .estimators import NumberInterval, validate_numeric
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from numbers import Integral, Real
 from .kernels import Gaussian, KernelBank, Linear, kernel_list
 
@@ -1226,6 +1226,8 @@ def fit(self: VCMKLClassifier,
         model, chosen = self._select_nu(factors, y_pm, maps)
         self.rule_kernel_ = maps[chosen]
     else:
+        for stale in ("cv_scores_", "rule_set_scores_", "refit_fraction_", "refit_guarded_", "refit_rechosen_"):
+            self.__dict__.pop(stale, None)          # a refit with a given nu: no search, so no search results
         self.nu_, self.threshold_ = self.nu, 0.0
         self.idle_rules_ = "veto" if self.idle_rules == "auto" else self.idle_rules
     used = np.unique(self.rule_kernel_)

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
                       check_positive, check_stack, kernel_list, polynomial_bank)
