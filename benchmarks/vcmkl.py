@@ -15,6 +15,11 @@ predict seconds, peak resident memory of the fit (recorded before anything else 
 number of inner QPs of the refit and its certificate; then, in the same process, the floor of estimators.py (the default
 Gaussian stack built and one precomputed SVC on its sum; not run past m = 4000, where its seven m x m kernels alone
 exceed 4 GiB) and SVC(). Run: `OMP_NUM_THREADS=1 python benchmarks/vcmkl.py --part estimator --sizes 1000 4000 10000`.
+`--part clarabel`: Clarabel's LDL back end on the inner QPs. Every inner QP of one default `VCMKLClassifier().fit` on the
+synthetic set (m = 1000 by default) is recorded, then solved again with the factorisation by QDLDL (single-threaded: what
+`mklbook.solvers.clarabel_settings` sets) and by Clarabel 0.11's default ("auto", the multi-threaded faer), one after
+the other in this process: total seconds, the ratio, and the largest difference of the solutions and objectives.
+Run: `OMP_NUM_THREADS=2 python benchmarks/vcmkl.py --part clarabel`.
 Each part rewrites only its own section of benchmarks/results/vcmkl.md.
 """
 import argparse
@@ -105,6 +110,56 @@ def estimator_part(sizes):
             f"{time.strftime('%Y-%m-%d')}.\n\n" + table + "\n")
 
 
+def clarabel_part(m):
+    "Markdown section: every inner QP of one default fit, solved by QDLDL and by Clarabel's default back end."
+    import clarabel
+    from mklbook.solvers import clarabel_settings
+    from mklbook.vcmkl import VCMKLClassifier
+    sys.path.insert(0, str(Path(__file__).parent))
+    import estimators as bench
+    Xtr, ytr, _, _ = bench._load("classification", "synthetic", m)
+    seen, Solver = [], clarabel.DefaultSolver
+
+    class Recorder:                                    # records each problem, then solves it as asked
+        def __init__(self, P, q, A, b, cones, settings):
+            seen.append((P, q, A, b, [(type(c).__name__, c.dim) for c in cones], settings.tol_feas))
+            self.solver = Solver(P, q, A, b, cones, settings)
+
+        def solve(self):
+            return self.solver.solve()
+    clarabel.DefaultSolver = Recorder
+    try:
+        VCMKLClassifier().fit(Xtr, ytr)
+    finally:
+        clarabel.DefaultSolver = Solver
+    rows, total, dx, dobj = {}, {"qdldl": 0.0, "auto": 0.0}, 0.0, 0.0
+    for P, q, A, b, cones, tol in seen:
+        out = {}
+        for method in ("qdldl", "auto"):
+            settings = clarabel_settings(tol, direct_solve_method=method, max_threads=1 if method == "qdldl" else 0)
+            t0 = time.perf_counter()
+            sol = Solver(P, q, A, b, [getattr(clarabel, name)(dim) for name, dim in cones], settings).solve()
+            dt = time.perf_counter() - t0
+            out[method] = sol
+            total[method] += dt
+            key = (A.shape[1], A.shape[0])
+            rows.setdefault(key, {"qdldl": 0.0, "auto": 0.0, "n": 0})[method] += dt
+        rows[key]["n"] += 1
+        x1, x2 = np.array(out["qdldl"].x), np.array(out["auto"].x)
+        dx = max(dx, float(np.abs(x1 - x2).max() / max(1.0, np.abs(x2).max())))
+        dobj = max(dobj, abs(out["qdldl"].obj_val - out["auto"].obj_val) / max(1.0, abs(out["auto"].obj_val)))
+    body = [[f"{n_var} x {n_con}", str(r["n"]), f"{r['qdldl']:.2f}", f"{r['auto']:.2f}", f"{r['auto'] / r['qdldl']:.1f}"]
+            for (n_var, n_con), r in sorted(rows.items(), key=lambda kv: -kv[1]["auto"])[:8]]
+    body.append(["all", str(len(seen)), f"{total['qdldl']:.2f}", f"{total['auto']:.2f}",
+                 f"{total['auto'] / total['qdldl']:.1f}"])
+    table = markdown_table(["QP (variables x constraints)", "solves", "QDLDL s", "default (faer) s", "ratio"], body, "lrrrr")
+    return (f"## Clarabel's LDL back end on VCMKL's inner QPs (defaults, synthetic, m = {m})\n\n"
+            f"Clarabel {clarabel.__version__}, {os.cpu_count()} cores, OMP_NUM_THREADS="
+            f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {time.strftime('%Y-%m-%d')}. The eight costliest problem shapes "
+            f"and the total. Largest difference between the two back ends: solutions {dx:.1e} (relative to max |x|), "
+            f"objectives {dobj:.1e} (relative).\n\n" + table + "\n")
+
+
 def write_section(text):
     "Replace the section of results/vcmkl.md that starts with the same heading (append it if absent)."
     out = Path(__file__).parent / "results" / "vcmkl.md"
@@ -122,11 +177,16 @@ def write_section(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["solvers", "estimator"], default="solvers")
+    ap.add_argument("--part", choices=["solvers", "estimator", "clarabel"], default="solvers")
     ap.add_argument("--sizes", type=int, nargs="+", default=None, help="solvers: 384 768 1536; estimator: 1000 4000 10000")
     ap.add_argument("--nu", type=float, nargs="+", default=[0.02, 0.06])
     ap.add_argument("--max-iter", type=int, default=100)
     args = ap.parse_args()
+    if args.part == "clarabel":
+        text = clarabel_part((args.sizes or [1000])[0])
+        print(text)
+        write_section(text)
+        return
     if args.part == "estimator":
         text = estimator_part(args.sizes or [1000, 4000, 10000])
         print(text)

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .kernels import check_binary_labels, check_int, check_positive, check_psd, check_stack, psd_factor
-from .solvers import SolverResult
+from .solvers import SolverResult, clarabel_settings
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils._param_validation import StrOptions
@@ -668,10 +668,7 @@ class _InnerQPClarabel:
         self.bineq = np.r_[-prob.nu * l, np.full(len(P), prob.omega)]
         self.Pm = sp.diags(np.r_[np.zeros(M * l), np.ones(R)]).tocsc()
         self.n, self.n_solves = n, 0
-        self.settings = clarabel.DefaultSettings()
-        self.settings.verbose = False
-        self.settings.tol_gap_abs = self.settings.tol_gap_rel = 1e-10
-        self.settings.tol_feas = 1e-10
+        self.settings = clarabel_settings(1e-10)
 
 # %% ../nbs/50_vcmkl.ipynb #41b20313
 @patch
@@ -695,9 +692,8 @@ def solve(self: _InnerQPClarabel, lo, hi):
     sol = clarabel.DefaultSolver(Pm, np.zeros(keep.size), A, b, cones, self.settings).solve()
     self.n_solves += 1
     if str(sol.status) in ("NumericalError", "InsufficientProgress", "MaxIterations"):
-        relaxed = clarabel.DefaultSettings()            # tight tolerances can stall: retry at the defaults (1e-8);
-        relaxed.verbose = False                         # the duality-gap certificate still judges the result
-        sol = clarabel.DefaultSolver(Pm, np.zeros(keep.size), A, b, cones, relaxed).solve()
+        relaxed = clarabel_settings()                   # tight tolerances can stall: retry at the defaults (1e-8);
+        sol = clarabel.DefaultSolver(Pm, np.zeros(keep.size), A, b, cones, relaxed).solve()   # the gap still judges it
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         return None, None, None, str(sol.status)
     x = lo_v.copy()
