@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .estimators import KernelStackEstimator, NumberInterval, check_classification_target
-from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_array_2d, check_binary_labels, check_int, check_positive,
+from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_array_2d, gaussian_exp, check_binary_labels, check_int, check_positive,
                       check_psd, check_stack, psd_violation,
                       check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
                       standardize_stats)
@@ -753,8 +753,7 @@ class _Families:
         "`K_bar` (trace m) and, with `deriv`, `dK_bar/dtheta`."
         if fam == "gaussian":
             gamma = 2.0 ** theta
-            K = np.multiply(self.D2, -gamma)
-            np.exp(K, out=K)
+            K = gaussian_exp(self.D2, gamma)
             return (K, -np.log(2) * gamma * self.D2 * K) if deriv else K
         with np.errstate(over="ignore"):
             K = self.base ** theta
@@ -776,14 +775,15 @@ def quads(self: _Families, fam, thetas, c):
     cS = c[S]
     if self._sub is None or self._sub[:2] != (fam, S.tobytes()):   # the same support: the same sub-matrix
         self._sub = (fam, S.tobytes(), (self.D2 if fam == "gaussian" else self.base)[np.ix_(S, S)])
-    if fam == "gaussian":                # exp(-2 gamma D) = exp(-gamma D)^2: an octave up is a square, not an exp
-        D, out, prev = self._sub[2], [], {}
+    if fam == "gaussian":                # exp(-2 gamma D) = exp(-gamma D)^2: an octave up is a square, not an exp,
+        D, out, prev = self._sub[2], [], {}          # unless the square would reach the slow subnormal range (< 1e-308)
         for th in thetas:
             src = prev.get(round(float(th) - 1.0, 9))
-            E, k = (np.square(src[0]), src[1] + 1) if src is not None and src[1] < 4 else \
-                (np.exp(np.multiply(D, -(2.0 ** th))), 0)          # an exp every 5th octave: error <= 32 eps
+            square = src is not None and src[1] < 4 and src[2] >= 1e-150
+            E, k = (np.square(src[0]), src[1] + 1) if square else \
+                (gaussian_exp(D, 2.0 ** th), 0)                     # an exp every 5th octave: error <= 32 eps
             prev = {key: v for key, v in prev.items() if key > th - 1.0 + 1e-9}
-            prev[round(float(th), 9)] = (E, k)
+            prev[round(float(th), 9)] = (E, k, E.min(initial=1.0))
             out.append(cS @ E @ cS)
         return np.array(out)
     B, out, P, d0 = self._sub[2], [], None, None
