@@ -795,6 +795,7 @@ def quads(self: _Families, fam, thetas, c):
     return np.array(out)
 
 
+# %% ../nbs/30_pep.ipynb #ed60e7d6
 @patch
 def top(self: _Families, fam, theta, t):
     """`(beta_hat_theta(t), U)`: the PEP and the top-t eigenvectors of `K_theta` (trace m), cached; Lanczos starts
