@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 from fastcore.basics import patch
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.metrics.pairwise import euclidean_distances, linear_kernel
 from sklearn.utils.validation import check_is_fitted
 
@@ -1513,6 +1513,34 @@ def fit_transform(self: KernelBank,
                   ):
     "Fit on `X` and return the training stack `(p, m, m)`."
     return self._fit_stack(X)
+
+
+@patch
+def _processed_diag(self: KernelBank) -> np.ndarray:
+    """The diagonal `(p, m)` of the processed training stack without a kernel matrix: uncentered, each kernel's own
+    diagonal $k(x_i,x_i)$ (exact, as `fit_transform`'s, where a distance block leaves round-off); centered, the fitted
+    `diag_fit_`; then the normalisation."""
+    d = np.array(self.diag_fit_ if self.center else self._raw_diag(self.X_fit_), dtype=np.float64)
+    norm = None if self.normalize in (None, "none") else self.normalize
+    if norm in ("trace", "frobenius"):
+        d /= self.scale_[:, None]
+    elif norm == "diagonal":                                 # K_ii / |K_ii|
+        d = np.sign(d)
+    d[self.degenerate_] = 0.0
+    return d
+
+# %% ../nbs/00_kernels.ipynb #73591ad9
+@patch
+def _subset(self: KernelBank, idx) -> KernelBank:
+    """A fitted bank of this fitted bank's kernels `idx`, with their statistics copied: what `KernelBank` of those kernels
+    fitted on the same inputs computes, without another pass over the data."""
+    idx = np.asarray(idx, dtype=int)
+    out = clone(self).set_params(kernels=[self.kernels_[i] for i in idx])
+    out.kernels_, out.n_features_in_, out.X_fit_ = [self.kernels_[i] for i in idx], self.n_features_in_, self.X_fit_
+    out.feature_mean_, out.feature_scale_ = self.feature_mean_, self.feature_scale_
+    for name in ("col_mean_", "total_mean_", "diag_fit_", "degenerate_", "scale_"):
+        setattr(out, name, getattr(self, name)[idx].copy())
+    return out
 
 # %% ../nbs/00_kernels.ipynb #94254c1e
 @patch

@@ -190,10 +190,12 @@ def make_problem(Ks,                # (p, m, m) base kernels, one per rule
     return VCMKLProblem([f[0] for f in fac], [f[1] for f in fac], y_pm.astype(np.float64), nu, omega, classes)
 
 # %% ../nbs/50_vcmkl.ipynb #301c595c
-def low_rank_factor(K,                # (m, m) PSD kernel matrix
+def low_rank_factor(K,                # (m, m) PSD kernel matrix, or None with `columns` and `diag`
                     rtol=1e-10,       # stop when every residual diagonal entry is below rtol * max_i K_ii
                     max_rank=300,     # give up (return None) past this rank: an eigendecomposition is then cheaper
                     truncate=False,   # True: stop at rank `max_rank` instead (a Nystrom factor, Phi Phi^T <= K)
+                    columns=None,     # instead of K: a function J -> K[:, J] (m, |J|), for K never formed
+                    diag=None,        # with `columns`: the (m,) diagonal of K
                    ):
     r"""`(Phi, P)` with $\Phi\Phi^\top=K$ up to `rtol` and $KP=\Phi$, by a Cholesky factorisation with diagonal pivoting.
 
@@ -203,10 +205,16 @@ def low_rank_factor(K,                # (m, m) PSD kernel matrix
     $S$ the $r$ pivots. It reads $r$ columns of $K$ and costs $O(mr^2)$ against $O(m^3)$ for `psd_factor`: the factor of
     choice for low-rank kernels (a linear kernel on $d$ features has $r\le d$). `None` when the rank exceeds `max_rank`,
     or with `truncate=True` the factor of the first `max_rank` pivots: the Nyström approximation on those landmarks, still
-    with $KP=\Phi$, so that a test point's features are $k(x,S)L_{SS}^{-\top}$."""
+    with $KP=\Phi$, so that a test point's features are $k(x,S)L_{SS}^{-\top}$. With `columns` and `diag` instead of `K`, the
+    $r$ pivot columns are the only kernel values computed: $O(mr)$ memory, never the $m\times m$ matrix."""
     from scipy.linalg import solve_triangular
-    m = K.shape[0]
-    d = np.diag(K).astype(np.float64)
+    if K is not None:
+        d, column = np.diag(K).astype(np.float64), lambda j: K[:, j]
+    elif columns is None or diag is None:
+        raise ValueError("low_rank_factor needs the kernel matrix K, or both columns (J -> K[:, J]) and diag.")
+    else:
+        d, column = np.array(diag, dtype=np.float64), lambda j: np.asarray(columns(np.array([j])))[:, 0]
+    m = d.shape[0]
     top = float(d.max(initial=0.0))
     if not top > 0:
         raise ValueError("the kernel matrix has no positive diagonal entry (zero, or not PSD): it has no feature map.")
@@ -220,7 +228,7 @@ def low_rank_factor(K,                # (m, m) PSD kernel matrix
             if truncate:
                 break
             return None
-        col = (K[:, j] - L[:, :k] @ L[j, :k]) / np.sqrt(d[j])
+        col = (column(j) - L[:, :k] @ L[j, :k]) / np.sqrt(d[j])
         L[:, k] = col
         d = np.maximum(d - col ** 2, 0.0)
         d[j] = 0.0
@@ -1188,14 +1196,19 @@ def _rule_factors(self: VCMKLClassifier, X):
             distinct.append(k)
     maps = [np.array([next(i for i, u in enumerate(distinct) if _same_kernel(k, u)) for k in rules]) for rules in sets]
     bank = KernelBank(distinct)
-    Ks = bank.fit_transform(X)
+    Ks = bank.fit_transform(X) if self.max_rank is None else None    # rank-capped: no m x m kernel, only pivot columns
+    if self.max_rank is not None:
+        bank.fit(X)
     bad = [repr(k) for k in bank.kernels_ if not k.is_psd]
     if bad:
         raise ValueError(f"VCMKLClassifier needs PSD kernels (each rule is a nu-SVM in its kernel's feature space); "
                          f"{', '.join(bad)} is not PSD. Remove it.")
-    factors = [low_rank_factor(K) or psd_factor(K) if self.max_rank is None else
-               low_rank_factor(K, max_rank=self.max_rank, truncate=True) for K in Ks]
-    del Ks
+    if Ks is not None:
+        return distinct, maps, bank, [low_rank_factor(K) or psd_factor(K) for K in Ks]
+    columns = lambda q: (lambda J: bank._processed(bank.X_fit_[J], [q])[0].T)       # K_q[:, J], (m, |J|)
+    diag = bank._processed_diag()
+    factors = [low_rank_factor(None, max_rank=self.max_rank, truncate=True, columns=columns(q), diag=diag[q])
+               for q in range(len(distinct))]
     return distinct, maps, bank, factors
 
 # %% ../nbs/50_vcmkl.ipynb #719a7f2a
@@ -1230,7 +1243,7 @@ def fit(self: VCMKLClassifier,
     self.bank_ = bank
     if used.size < len(distinct):                   # keep the chosen rules' kernels only (the same factors, re-indexed)
         factors, self.rule_kernel_ = [factors[i] for i in used], np.searchsorted(used, self.rule_kernel_)
-        self.bank_ = KernelBank([distinct[i] for i in used]).fit(X)
+        self.bank_ = bank._subset(used)
     prob = self._problem(factors, None, y_pm, self.nu_)
     lam0 = None if model is None else self._best_response(factors, prob, np.arange(len(y_pm)), model)
     self.result_ = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,

@@ -191,3 +191,19 @@ def test_fit_takes_the_stack_statistics_without_holding_the_stack(normalize, cen
     assert np.allclose(full.scale_, streamed.scale_, rtol=1e-11)
     assert (full.degenerate_ == streamed.degenerate_).all()
     assert (np.abs(streamed.transform(X) - S).max(axis=(1, 2)) <= 1e-13 * cond).all()
+
+
+@pytest.mark.parametrize("normalize", [None, "trace", "frobenius", "diagonal"])
+@pytest.mark.parametrize("center", [False, True])
+def test_subset_and_processed_diagonal_without_a_stack(normalize, center):
+    """`_subset` equals a bank of those kernels fitted on the same inputs (no second pass), and `_processed_diag` the
+    diagonal of `fit_transform`'s stack, for every centering and normalisation."""
+    from mklbook.kernels import Gaussian, KernelBank, Linear, Polynomial
+    X = np.random.default_rng(0).standard_normal((60, 4))
+    Z = np.random.default_rng(1).standard_normal((7, 4))
+    ks = [Gaussian(0.3, standardize=True), Linear(), Polynomial(2)]
+    bank = KernelBank(ks, normalize=normalize, center=center).fit(X)
+    ref = KernelBank([ks[2], ks[0]], normalize=normalize, center=center).fit(X)
+    np.testing.assert_array_equal(bank._subset([2, 0]).transform(Z), ref.transform(Z))
+    K = KernelBank(ks, normalize=normalize, center=center).fit_transform(X)
+    np.testing.assert_allclose(bank._processed_diag(), np.einsum("kii->ki", K), rtol=1e-12, atol=1e-12)

@@ -466,6 +466,39 @@ def test_a_truncated_factor_is_the_nystrom_factor_on_its_pivots():
     assert np.linalg.eigvalsh(K - Phi @ Phi.T).min() > -1e-10
     full, _ = low_rank_factor(K, max_rank=120, truncate=True)           # a cap at m: the exact factor
     np.testing.assert_allclose(full @ full.T, K, atol=1e-8)
+    calls = []
+
+    def columns(J):                                                     # K never formed: only the pivot columns
+        calls.append(len(J))
+        return K[:, J]
+    lazy, P2 = low_rank_factor(None, max_rank=20, truncate=True, columns=columns, diag=np.diag(K))
+    np.testing.assert_array_equal(lazy, Phi)                             # the same factor, bit for bit
+    np.testing.assert_array_equal(P2, P)
+    assert sum(calls) == 20                                              # one column per pivot, no more
+    with pytest.raises(ValueError, match="columns"):
+        low_rank_factor(None, max_rank=20, columns=columns)             # diag is needed too
+
+
+def test_rank_capped_vcmkl_never_forms_an_m_by_m_kernel():
+    """With `max_rank`, the factors come from pivot columns of the streamed bank: the fit equals the one from the formed
+    kernels (to round-off of the streamed statistics) and no (m, m) kernel is built (`fit_transform` is not called)."""
+    from unittest import mock
+    from mklbook.kernels import Gaussian, KernelBank
+    from mklbook.vcmkl import low_rank_factor
+    X, y = toy(seed=4)
+    kw = dict(kernels=[Gaussian(0.5), Linear()], nu=0.05, max_iter=30, max_rank=8)
+    with mock.patch.object(KernelBank, "fit_transform", side_effect=AssertionError("an m x m stack was formed")):
+        lazy = VCMKLClassifier(**kw).fit(X, y)
+    Ks = KernelBank(kw["kernels"]).fit_transform(X)
+    for q, K in enumerate(Ks):
+        Phi, _ = low_rank_factor(K, max_rank=8, truncate=True)
+        np.testing.assert_allclose(lazy_factors(lazy, X)[q][0], Phi, atol=1e-10)
+    assert lazy.result_.gap < 1e-7 and lazy.score(X, y) > 0.5
+
+
+def lazy_factors(clf, X):
+    "The factors `_rule_factors` builds for a fitted classifier's settings."
+    return clf._rule_factors(X)[3]
 
 
 def test_default_rules_are_chosen_by_cross_validation_among_the_declared_sets():
