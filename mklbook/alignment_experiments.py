@@ -240,7 +240,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .estimators import NumberInterval, check_classification_target, validate_numeric
+from .estimators import NumberInterval, check_classification_target, _text_label, validate_numeric
 
 # %% ../nbs/13_alignment_experiments.ipynb #f0f8dcf2
 class RankOneMKL(BaseEstimator):
@@ -298,14 +298,11 @@ def _check_targets(self: RankOneMKL, y):
     `validate_data`, whose message is numpy's), real values or one class for a classification (after it)."""
     yv = np.asarray(y)
     if self.task == "regression":
-        if yv.dtype.kind in "OSU":
-            try:
-                yv.astype(np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(f"RankOneMKL with task='regression' is a regressor (kernel ridge on numeric targets), "
-                                 f"and y holds labels such as {str(yv.ravel()[0])!r}. To classify, set "
-                                 "task='classification' (an SVM on the combined kernel; method='l1svm' for one-stage "
-                                 "L1-MKL).") from None
+        label = _text_label(yv)
+        if label is not None:
+            raise ValueError(f"RankOneMKL with task='regression' is a regressor (kernel ridge on numeric targets), "
+                             f"and y holds labels such as {label!r}. To classify, set task='classification' (an SVM "
+                             "on the combined kernel; method='l1svm' for one-stage L1-MKL).")
         return None
     if type_of_target(yv, input_name="y") in ("continuous", "continuous-multioutput"):
         raise ValueError("Unknown label type: continuous. RankOneMKL with task='classification' takes class labels, "

@@ -37,6 +37,18 @@ class NumberInterval(Interval):
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 # %% ../nbs/04_estimators.ipynb #c03dd8b6
+def _text_label(y) -> str | None:
+    "The first entry of `y` as a string when `y` holds text that does not parse as numbers (class labels), else None."
+    yv = np.asarray(y)
+    if yv.dtype.kind not in "OSU":
+        return None
+    try:
+        yv.astype(np.float64)
+    except (TypeError, ValueError):
+        return str(yv.ravel()[0])
+    return None
+
+
 def validate_numeric(estimator,          # the estimator validating its inputs (named in the message)
                      X="no_validation",  # inputs, as for scikit-learn's `validate_data`
                      y="no_validation",  # targets, as for `validate_data`
@@ -46,16 +58,11 @@ def validate_numeric(estimator,          # the estimator validating its inputs (
     given labels): wrap it in `RegressionClassifier` or use a classifier; NaN/inf in `y`: drop or impute those rows;
     scikit-learn's other messages are prefixed with the estimator's name when they lack it."""
     name = type(estimator).__name__
-    if check_params.get("y_numeric") and not isinstance(y, str):
-        yv = np.asarray(y)
-        if yv.dtype.kind in "OSU":
-            try:
-                yv.astype(np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} is a regressor (numeric targets), and y holds labels such as "
-                                 f"{str(yv.ravel()[0])!r}. To classify with it, wrap it: RegressionClassifier({name}()) from "
-                                 "mklbook.benchmark fits the +-1 coding of two classes and predicts by the sign; or use "
-                                 "a classifier (AlignMKL, LpMKL, GMKL).") from None
+    label = _text_label(y) if check_params.get("y_numeric") and not isinstance(y, str) else None
+    if label is not None:
+        raise ValueError(f"{name} is a regressor (numeric targets), and y holds labels such as {label!r}. To classify "
+                         f"with it, wrap it: RegressionClassifier({name}()) from mklbook.benchmark fits the +-1 coding "
+                         "of two classes and predicts by the sign; or use a classifier (AlignMKL, LpMKL, GMKL).")
     try:
         return validate_data(estimator, X, y, **check_params)
     except ValueError as e:

@@ -1189,15 +1189,18 @@ def _rule_sets(self: VCMKLClassifier, X) -> list:
 @patch
 def _rule_factors(self: VCMKLClassifier, X):
     """The candidate rule sets' distinct kernels (`distinct`), each set's rule -> kernel map (`maps`), the fitted bank
-    and one (rank-capped) factor per distinct kernel: every kernel built and factored once."""
+    and one factor per distinct kernel, each computed once: exact from the formed kernel (`max_rank=None`), or rank-capped
+    from its pivot columns alone (no m x m matrix)."""
     sets, distinct = self._rule_sets(X), []
     for k in (k for rules in sets for k in rules):  # rules on equal kernels share one kernel matrix and one factor
         if not any(_same_kernel(k, u) for u in distinct):
             distinct.append(k)
     maps = [np.array([next(i for i, u in enumerate(distinct) if _same_kernel(k, u)) for k in rules]) for rules in sets]
     bank = KernelBank(distinct)
-    Ks = bank.fit_transform(X) if self.max_rank is None else None    # rank-capped: no m x m kernel, only pivot columns
-    if self.max_rank is not None:
+    if self.max_rank is None:                           # exact factors: the formed kernels
+        Ks = bank.fit_transform(X)
+    else:                                               # rank-capped: a streamed fit, then pivot columns only
+        Ks = None
         bank.fit(X)
     bad = [repr(k) for k in bank.kernels_ if not k.is_psd]
     if bad:
