@@ -196,10 +196,12 @@ def _budget_matrices(self: KernelStackEstimator, X) -> int:
 @patch
 def _row_sample_size(self: KernelStackEstimator, X) -> int | None:
     """Rows to learn the weights on: None (every row) within `weight_rows` (where the estimator has it) and within
-    `memory_budget`; else `weight_rows`, or fewer if their stack would not fit the budget either."""
-    m, cap = _num_samples(X), getattr(self, "weight_rows", None)
+    `memory_budget`; else `weight_rows`, or fewer if their stack would not fit the budget either. An estimator without
+    `weight_rows` (M3K) samples only past the budget, and then `WEIGHT_ROWS` rows."""
+    m, has = _num_samples(X), "weight_rows" in self.get_params(deep=False)
+    cap = self.weight_rows if has else WEIGHT_ROWS
     over = self._stack_over_budget(X)
-    if not over and (cap is None or m <= cap):
+    if not over and (not has or cap is None or m <= cap):
         return None
     n = m if cap is None else min(cap, m)
     if over:

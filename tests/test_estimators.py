@@ -101,6 +101,19 @@ def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machi
             Est(weight_rows=50).fit(X[:m], y[:m])
 
 
+def test_an_estimator_without_weight_rows_samples_weight_rows_rows_past_the_budget(monkeypatch):
+    """M3K has no `weight_rows`: within its budget it runs on every row; past it, its weights come from `WEIGHT_ROWS`
+    rows even when the budget would hold more (it once took as many as the budget held: 3800 of 4000 rows, 768 MiB)."""
+    from sklearn.datasets import make_classification
+    from mklbook.m3k import M3KClassifier
+    monkeypatch.setattr("mklbook.estimators.WEIGHT_ROWS", 120)
+    X, y = make_classification(500, 6, n_informative=4, random_state=0)
+    probe = M3KClassifier()
+    room = 8.0 * 300 * 300 * probe._budget_matrices(X)                  # the stack of 300 rows fits, of 500 does not
+    assert M3KClassifier(memory_budget=room).fit(X, y).weights_rows_ == 120
+    assert not hasattr(M3KClassifier(memory_budget=None).fit(X, y), "weights_rows_")
+
+
 def test_the_row_sample_falls_back_to_an_unstratified_sample_when_a_class_has_one_row():
     "A class with a single row cannot be split by class: the sample is then drawn without stratification."
     from mklbook.m3k import M3KClassifier
