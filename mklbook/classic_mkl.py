@@ -727,7 +727,10 @@ def _projected_quasi_newton(f_and_grad, mu, project, G, h, scale, tol, max_iter)
     """Projected quasi-Newton on a polyhedron {G mu <= h} that contains mu >= 0: the step to the minimiser of the
     self-scaled, damped BFGS model g'(z - mu) + (z - mu)'B(z - mu)/2 over the polyhedron (a least-distance program
     in the metric B), Armijo on it; the projected gradient step when the model step fails. Certified by the projected-gradient
-    residual (`project`: the exact Euclidean projection onto the same polyhedron).
+    residual (`project`: the exact Euclidean projection onto the same polyhedron). A model point that leaves the polyhedron
+    by more than round-off (the least-distance program's tolerance is relative to the metric B, which can be far from
+    the identity) is projected back, so every iterate is feasible; from an infeasible iterate the projected gradient
+    need not descend, and the search would stall there.
     Returns (mu, f, payload, residual, iterations, history, evaluations)."""
     f, g, pay = f_and_grad(mu)
     n_eval, hist, P = 1, [f], mu.size
@@ -739,7 +742,10 @@ def _projected_quasi_newton(f_and_grad, mu, project, G, h, scale, tol, max_iter)
         Li = sla.solve_triangular(np.linalg.cholesky(B), np.eye(P), lower=True)     # B^-1 = Li' Li
         c = mu - Li.T @ (Li @ g)                                                # the unconstrained model minimiser
         x = _project_polyhedron(np.zeros(P), G @ Li.T, h - G @ c)             # z = c + Li' x, min ||x||
-        d = (c + Li.T @ x if x is not None else project(mu - t * g)) - mu
+        z = c + Li.T @ x if x is not None else project(mu - t * g)
+        if (G @ z - h).max() > 1e-12 * max(1.0, np.abs(h).max()):   # the least-distance program is accurate in the
+            z = project(z)                              # metric B, not in mu's: keep every iterate in the polyhedron
+        d = z - mu
         if not g @ d < 0:                               # not a descent direction: restart from the gradient's scale
             B = np.eye(P) * (np.linalg.norm(g) / scale)
             d = project(mu - t * g) - mu

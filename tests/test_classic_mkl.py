@@ -1,6 +1,8 @@
+import warnings
 """GMKL, NLMKL, Lp-norm MKL, IKL and two-layer MKL: fast paths against slow references, certificates, bad input, scikit-learn."""
 import cvxpy as cp
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -297,6 +299,25 @@ def test_two_layer_quasi_newton_and_projected_gradient_reach_the_same_stationary
     assert qn.status == pg.status == "stationary point" and "quasi-newton" in qn.solver
     assert abs(qn.objective - pg.objective) <= 1e-6 * abs(pg.objective) and np.abs(qn.weights - pg.weights).max() < 1e-3
     assert qn.n_solves < pg.n_solves
+
+
+@pytest.mark.parametrize("name", ["digits", "wine"])
+def test_two_layer_quasi_newton_keeps_its_iterates_in_the_ball(name):
+    """The head-to-head's last split of digits and wine, one-vs-rest at C = 1: the least-distance program of the model
+    step once left the L1 ball by 4e-4 (its tolerance is relative to the quasi-Newton metric), the projected gradient
+    from that infeasible point was no descent direction, and the search stalled for 200 iterations (3000 SVMs)."""
+    from mklbook.benchmark import benchmark_data, benchmark_methods
+    from mklbook.protocol import RandomSplits
+    X, y = benchmark_data(name, 400, 0)
+    sp = list(RandomSplits(5, test_size=0.3, inner_cv=3, random_state=0).splits(X, y))[4]
+    est = benchmark_methods(X.shape[1], len(np.unique(y)), ["2LMKL"])["2LMKL"][0].set_params(model__estimator__C=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(X[sp.train], y[sp.train])
+    for machine in est[-1].estimators_:
+        r = machine.result_
+        assert r.status == "stationary point" and r.n_iter < 50
+        assert r.weights.min() >= 0 and r.weights.sum() <= machine.radius * (1 + 1e-12)
 
 
 # ---- the estimators' model is the certified machine ------------------------------------------------------------------
