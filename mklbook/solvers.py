@@ -922,8 +922,9 @@ def _cs_sweep(K, T, G, W, codes, C, dinv):
     """Solve the sub-problem of every example in the working set `W` exactly, in turn; `(T, G)` updated in place.
 
     Each sub-problem is a projection of c numbers (the sorting rule of `crammer_singer_project`), done on Python floats:
-    for c ~ 5, a dozen numpy calls per example cost 3x more than the arithmetic. The operations and their order are
-    those of the vectorised rule (cumulative sum, then C added), so the result is the same to the last bit."""
+    for c ~ 5 the overhead of a dozen numpy calls per example outweighs the arithmetic (this way a sweep of 16 examples
+    at m = 4000, c = 5 took 1.4-2x less time). The operations and their order are those of the vectorised rule
+    (cumulative sum, then C added), so the result is the same to the last bit."""
     ks = range(1, T.shape[1] + 1)
     KWr = K[W]                                              # the working set's rows: contiguous (K is symmetric)
     KW = KWr[:, W]
