@@ -25,8 +25,8 @@ from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int,
 
 # %% auto #0
 __all__ = ['ASSUMED', 'CONVERGED_LOCAL', 'SERIAL_CHOLESKY_ROWS', 'SolverError', 'SolverResult', 'label_assumed',
-           'apply_certificate', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual',
-           'KernelRidgeResult', 'serial_blas_above', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path',
+           'apply_certificate', 'serial_blas_above', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual',
+           'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path',
            'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp',
            'CuttingPlaneResult', 'clarabel_settings', 'simplex_cutting_planes', 'solve_qp']
 
@@ -206,6 +206,23 @@ def _check_targets(y, m: int, name: str = "y") -> np.ndarray:
         raise TypeError(f"{name} must be numeric; got dtype {y.dtype}.")
     return check_array_2d(y.reshape(-1, 1), name)[:, 0]
 
+# %% ../nbs/01_solvers.ipynb #48590cff
+SERIAL_CHOLESKY_ROWS = 12_000     # from this order on, dense Cholesky factorisations run on one BLAS thread
+
+
+@contextlib.contextmanager
+def serial_blas_above(n: int,                 # order of the matrix about to be factorised
+                      limit: int | None = None,  # None: SERIAL_CHOLESKY_ROWS
+                      ):
+    """One BLAS thread inside the block when `n >= limit`; below it, nothing changes. OpenBLAS's threaded Cholesky
+    segfaults past about 16 000 rows on some CPUs (see the text); one thread is safe there."""
+    if n < (SERIAL_CHOLESKY_ROWS if limit is None else limit):
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
 # %% ../nbs/01_solvers.ipynb #70dceacb
 @dataclass(repr=False, eq=False)
 class KernelExpansionResult(SolverResult):
@@ -322,45 +339,82 @@ def _rel_gap(primal: float, dual: float) -> float:
     return (primal - dual) / max(1.0, abs(primal))
 
 # %% ../nbs/01_solvers.ipynb #2ffb2092
+def _bordered_factor(KFF, ridge: float = 0.0, check_cond: bool = True):
+    """A solver of the bordered face system `[K_FF + ridge I, 1; 1^T, 0] [x; b] = [r; s]` from one Cholesky factorisation
+    of the kernel block (2-4x faster than factorising the bordered, indefinite matrix): with `u = K^-1 1` and
+    `v = K^-1 r`, `b = (1'v - s) / 1'u` and `x = v - b u`. `KFF` (a fresh copy) is overwritten. Returns `(solve, why)`:
+    `solve(rhs)` maps `(n + 1,)` right-hand sides to solutions, or `None` with `why` = "indefinite" (the factorisation
+    failed) or "ill-conditioned" (`check_cond` and a reciprocal condition number below machine epsilon, where
+    `sla.solve` would warn)."""
+    n = KFF.shape[0]
+    KFF.flat[::n + 1] += ridge
+    anorm = float(np.abs(KFF).sum(axis=0).max()) if check_cond else 0.0
+    with serial_blas_above(n):                                                 # K_FF.T: Fortran order, no copy
+        L, info = sla.lapack.dpotrf(KFF.T, lower=1, clean=0, overwrite_a=1)
+    if info != 0:
+        return None, "indefinite"
+    if check_cond:
+        rcond, info = sla.lapack.dpocon(L, anorm, uplo="L")
+        if info != 0 or not rcond >= np.finfo(float).eps:
+            return None, "ill-conditioned"
+    u, info = sla.lapack.dpotrs(L, np.ones(n), lower=1)
+    den = u.sum()
+    if info != 0 or not den > 0:
+        return None, "ill-conditioned"
+
+    def solve(rhs):
+        v = sla.lapack.dpotrs(L, rhs[:-1], lower=1)[0]
+        b = (v.sum() - rhs[-1]) / den
+        return np.append(v - b * u, b)
+    return solve, None
+
+
 def _face_solve(K, c, seg, slopes, F, N, singular: bool = False):
     """The optimum on the face: `[K_FF 1; 1^T 0] [c_F; b] = [s_F - K_FN c_N; -1^T c_N]` (minimum norm if singular).
-    Returns `(c_F, b, singular)`; `singular=True` (the previous face was) skips the plain symmetric solve."""
+    Returns `(c_F, b, singular)`; `singular=True` (the previous face was) goes straight to `_singular_solve`. A
+    positive definite `K_FF` (the usual case) is solved through its Cholesky factor (`_bordered_factor`); any other
+    (singular or ill-conditioned: duplicate training points; indefinite under `psd="allow"`) by `_singular_solve`,
+    whose refinement against the unridged system solves a non-singular indefinite one to round-off too. Only the
+    fixed variables off zero enter the right-hand side (in an SVM most sit at 0)."""
+    Nz = N[c[N] != 0]
+    rhs = np.append(slopes[F, seg[F]] - K[np.ix_(F, Nz)] @ c[Nz], -c[Nz].sum())
+    if not singular:
+        solve, _ = _bordered_factor(K[np.ix_(F, F)])                    # a fresh copy, factorised in place
+        if solve is not None:
+            sol = solve(rhs)
+            return sol[:-1], float(sol[-1]), False
     A = np.empty((F.size + 1, F.size + 1))
     A[:-1, :-1] = K[np.ix_(F, F)]
     A[:-1, -1] = A[-1, :-1] = 1.0
     A[-1, -1] = 0.0
-    rhs = np.append(slopes[F, seg[F]] - K[np.ix_(F, N)] @ c[N], -c[N].sum())
-    if not singular:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", sla.LinAlgWarning)
-                sol = sla.solve(A, rhs, assume_a="sym", check_finite=False)
-            return sol[:-1], float(sol[-1]), False
-        except (np.linalg.LinAlgError, sla.LinAlgWarning):     # a singular face, e.g. duplicate training points
-            pass
     sol = _singular_solve(A, rhs)
     return sol[:-1], float(sol[-1]), True
 
 
+# %% ../nbs/01_solvers.ipynb #e81cb934
 def _singular_solve(A, b, max_refine: int = 6):
     """A solution of the bordered face system `A` (symmetric, singular or nearly so: duplicate training points) by one
-    LU factorisation of `A` plus a ridge `1e-11 max|A_ii|` on the kernel block, then iterative refinement against `A`
-    itself until the componentwise backward error `max_i |b - A x|_i / (|A| |x| + |b|)_i` is at round-off (as LAPACK's
-    `gerfs`). For a consistent system the ridge keeps the null-space components near 0, so this is the minimum-norm
-    solution up to where the ridge cuts; 3-15x faster than an eigendecomposition (chapter 01 measures it). If the
-    refinement stalls above `64 eps` (an inconsistent system), `lstsq`'s answer (`_min_norm_solve`)."""
+    factorisation of `A` plus a ridge `1e-11 max|A_ii|` on the kernel block (Cholesky of the ridged block when it is
+    positive definite, `_bordered_factor`; else LU of the ridged `A`), then iterative refinement against `A` itself until
+    the componentwise backward error `max_i |b - A x|_i / (|A| |x| + |b|)_i` is at round-off (as LAPACK's `gerfs`). For
+    a consistent system the ridge keeps the null-space components near 0, so this is the minimum-norm solution up to
+    where the ridge cuts; 3-15x faster than an eigendecomposition (chapter 01 measures it). If the refinement stalls
+    above `64 eps` (an inconsistent system), `lstsq`'s answer (`_min_norm_solve`)."""
     n, eps = A.shape[0] - 1, np.finfo(float).eps
     scale = np.abs(np.diag(A)[:n]).max(initial=0.0)
     if not scale > 0:                                   # a zero kernel block: no ridge scale, the eigendecomposition
         return _min_norm_solve(A, b)
-    R = A + np.diag(np.r_[np.full(n, 1e-11 * scale), 0.0])
-    try:
-        with warnings.catch_warnings():                 # an exactly singular pivot: a warning, not an error, in LAPACK
-            warnings.simplefilter("error", sla.LinAlgWarning)
-            lu = sla.lu_factor(R, check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
-        return _min_norm_solve(A, b)
-    x, absA, last = sla.lu_solve(lu, b, check_finite=False), np.abs(A), np.inf
+    solve, _ = _bordered_factor(A[:n, :n].copy(), 1e-11 * scale, check_cond=False)
+    if solve is None:                                   # an indefinite block: LU of the ridged bordered matrix
+        R = A + np.diag(np.r_[np.full(n, 1e-11 * scale), 0.0])
+        try:
+            with warnings.catch_warnings():             # an exactly singular pivot: a warning, not an error, in LAPACK
+                warnings.simplefilter("error", sla.LinAlgWarning)
+                lu = sla.lu_factor(R, check_finite=False)
+        except (np.linalg.LinAlgError, sla.LinAlgWarning, ValueError):
+            return _min_norm_solve(A, b)
+        solve = lambda rhs: sla.lu_solve(lu, rhs, check_finite=False)
+    x, absA, last = solve(b), np.abs(A), np.inf
     for step in range(max_refine + 1):                  # berr always measures the x returned
         r = b - A @ x
         scale = absA @ np.abs(x) + np.abs(b)
@@ -368,7 +422,7 @@ def _singular_solve(A, b, max_refine: int = 6):
         if not np.isfinite(berr) or berr <= 2 * eps or berr > last / 2 or step == max_refine:
             break
         last = berr
-        x = x + sla.lu_solve(lu, r, check_finite=False)
+        x = x + solve(r)
     return x if berr <= 64 * eps else _min_norm_solve(A, b)
 
 
@@ -612,23 +666,6 @@ def _krr_combine(sol, fit_intercept):
     u, v = sol[:, 0], sol[:, 1]
     b = u.sum() / v.sum()
     return u - b * v, float(b)
-
-# %% ../nbs/01_solvers.ipynb #48590cff
-SERIAL_CHOLESKY_ROWS = 12_000     # from this order on, dense Cholesky factorisations run on one BLAS thread
-
-
-@contextlib.contextmanager
-def serial_blas_above(n: int,                 # order of the matrix about to be factorised
-                      limit: int | None = None,  # None: SERIAL_CHOLESKY_ROWS
-                      ):
-    """One BLAS thread inside the block when `n >= limit`; below it, nothing changes. OpenBLAS's threaded Cholesky
-    segfaults past about 16 000 rows on some CPUs (see the text); one thread is safe there."""
-    if n < (SERIAL_CHOLESKY_ROWS if limit is None else limit):
-        yield
-        return
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 # %% ../nbs/01_solvers.ipynb #7064a266
 def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric PSD)

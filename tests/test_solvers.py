@@ -320,3 +320,38 @@ def test_large_factorisations_run_on_one_blas_thread(monkeypatch):
     assert est.estimator_.seen_threads_ == 1 and threads() == outside
     r = S.kernel_ridge(Gaussian(0.5)(X), y, 1.0)                      # the factorisation itself, past the limit
     assert r.status == "optimal"
+
+
+def test_bordered_factor_solves_the_face_system_and_refuses_what_it_cannot():
+    """The polish's face systems `[K_FF 1; 1' 0]` solved through one Cholesky factor of `K_FF` (Schur complement on
+    the border) must match a dense solve of the bordered matrix; an indefinite block and a singular one (duplicated
+    points) are refused with the reason, so that `_face_solve` hands them to `_singular_solve`, which solves both."""
+    from mklbook.solvers import _bordered_factor, _face_solve, _singular_solve
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((80, 4))
+    K = rbf_kernel(X, gamma=1.0)                                    # condition number about 260
+    n = K.shape[0]
+    A = np.block([[K, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+    rhs = rng.standard_normal(n + 1)
+    solve, why = _bordered_factor(K.copy())
+    assert why is None
+    x, ref = solve(rhs), np.linalg.solve(A, rhs)
+    assert np.linalg.norm(x - ref) <= 1e-12 * np.linalg.norm(ref) and np.abs(A @ x - rhs).max() <= 1e-12
+    Kd = rbf_kernel(np.vstack([X, X[:10]]), gamma=1.0)             # duplicated rows: singular (LAPACK finds a zero or
+    solve, why = _bordered_factor(Kd.copy())                        # negative pivot, or a condition number ~ 1/eps)
+    assert solve is None and why in ("ill-conditioned", "indefinite")
+    Ki = K - 0.5 * np.eye(n)                                        # indefinite: the factorisation fails
+    assert _bordered_factor(Ki.copy()) == (None, "indefinite")
+    Ai = np.block([[Ki, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]])
+    np.testing.assert_allclose(_singular_solve(Ai, rhs), np.linalg.solve(Ai, rhs), rtol=1e-8, atol=1e-8)
+    # the face solve itself, with fixed variables at both bounds, against the dense bordered solve
+    c = np.zeros(n)
+    c[:5], c[5:10] = 1.0, -1.0
+    seg = np.r_[np.full(10, -1), np.zeros(n - 10, int)]
+    slopes = np.c_[np.ones(n), -np.ones(n)]
+    F, N = np.arange(10, n), np.arange(10)
+    xF, b, singular = _face_solve(K, c, seg, slopes, F, N)
+    AF = np.block([[K[np.ix_(F, F)], np.ones((F.size, 1))], [np.ones((1, F.size)), np.zeros((1, 1))]])
+    ref = np.linalg.solve(AF, np.r_[1.0 - K[np.ix_(F, N)] @ c[N], -c[N].sum()])
+    assert not singular
+    assert np.linalg.norm(np.r_[xF, b] - ref) <= 1e-12 * np.linalg.norm(ref)
