@@ -24,7 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterval
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
                       check_positive, check_psd, check_stack, check_weights, combine)
-from .solvers import _check_targets, label_assumed, serial_blas_above
+from .solvers import _check_targets, label_assumed, cholesky_factor
 
 # %% auto #0
 __all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment', 'align_weights', 'align_from_stats',
@@ -399,8 +399,7 @@ def _stack_krr(Ks, y):
     def krr(mu):
         K = np.tensordot(mu, Ks, axes=1)
         K[np.diag_indices_from(K)] += 1.0
-        with serial_blas_above(K.shape[0]):
-            alpha = cho_solve(cho_factor(K, lower=True, check_finite=False), y, check_finite=False)
+        alpha = cho_solve(cholesky_factor(K, overwrite_a=True), y, check_finite=False)
         return float(y @ alpha), np.einsum("i,kij,j->k", alpha, Ks, alpha), alpha
     return krr
 

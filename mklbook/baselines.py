@@ -23,7 +23,7 @@ from .alignment import AlignMKL
 from .estimators import CombinedKernelModel, NumberInterval, check_classification_target
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
-from .solvers import (_STATIONARY, serial_blas_above, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
+from .solvers import (_STATIONARY, cholesky_factor, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
                              solve_lp, svm_dual)
 
 # %% auto #0
@@ -272,13 +272,12 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
         K = stack_combine(Ks, mu * scale)
         K[np.diag_indices_from(K)] += lam
         try:
-            with serial_blas_above(K.shape[0]):
-                L = sla.cholesky(K, lower=True, check_finite=False)
+            L = cholesky_factor(K)
         except np.linalg.LinAlgError:
             raise ValueError(f"K_mu + lam I is not positive definite (lam={lam:g}): the kernels are not PSD; use PSD "
                              "kernels (mklbook.kernels.is_psd) or a larger lam.") from None
-        a = sla.cho_solve((L, True), y, check_finite=False)
-        a += sla.cho_solve((L, True), y - K @ a, check_finite=False)   # one step of iterative refinement
+        a = sla.cho_solve(L, y, check_finite=False)
+        a += sla.cho_solve(L, y - K @ a, check_finite=False)           # one step of iterative refinement
         return float(y @ a), a, stack_quad(Ks, a) * scale, L
 
     def residual(mu, v):                                   # the certificate: the fixed point's residual
@@ -289,7 +288,9 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
     res, it, n_solves = residual(mu, v), 0, 1
     while res > tol and it < max_iter:
         it += 1
-        Z = sla.solve_triangular(L, (np.matmul(Ks, a) * scale[:, None]).T, lower=True, check_finite=False)
+        c, lower = L                                       # Z = L^-1 [K_k a]_k from the factor c = L or L^T
+        Z = sla.solve_triangular(c, (np.matmul(Ks, a) * scale[:, None]).T, lower=lower, trans="N" if lower else "T",
+                                 check_finite=False)
         d = _ball_qp(mu, -v, 2.0 * Z.T @ Z, mu0, Lambda) - mu
         t, slope = 1.0, float(-v @ d)
         while True:                                        # Armijo; at round-off level, a smaller residual will do

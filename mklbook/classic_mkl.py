@@ -29,7 +29,7 @@ from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterva
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
                              check_stack, check_weights, stack_combine, stack_quad)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
-from .solvers import (KernelExpansionResult, serial_blas_above, SolverError, _check_C, _check_targets, apply_certificate,
+from .solvers import (KernelExpansionResult, cholesky_factor, SolverError, _check_C, _check_targets, apply_certificate,
                              kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual)
 
 # %% auto #0
@@ -297,7 +297,7 @@ def _square_features_solver(G, h, yy, col, C):
         d = np.sqrt(theta[col])
         A = G * np.outer(d, d)
         A[np.diag_indices(q_dim)] += 1.0 / C
-        v = sla.cho_solve(sla.cho_factor(A, overwrite_a=True, check_finite=False), d * h, check_finite=False)
+        v = sla.cho_solve(cholesky_factor(A, overwrite_a=True), d * h, check_finite=False)
         u = d * v                                          # weights of the centered features
         Gu = G @ u
         ee = max(yy - 2.0 * h @ u + u @ Gu, 0.0)           # ||e||^2
@@ -528,8 +528,8 @@ def _svm_hessian(orc, r):
     V = orc.kc(r.coef)[:, F].T                                                   # (|F|, p): (K_k c)_F
     KF = orc.last[np.ix_(F, F)]
     try:
-        with serial_blas_above(F.size):
-            cf = sla.cho_factor(KF + 1e-10 * np.trace(KF) / F.size * np.eye(F.size), lower=True, check_finite=False)
+        KF.flat[::F.size + 1] += 1e-10 * np.trace(KF) / F.size
+        cf = cholesky_factor(KF, overwrite_a=True)
     except np.linalg.LinAlgError:
         return None
     KiV, Ki1 = sla.cho_solve(cf, V, check_finite=False), sla.cho_solve(cf, np.ones(F.size), check_finite=False)
@@ -818,9 +818,7 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
         _combine_into(L, Ks, mu)
         np.multiply(L, L, out=A)
         A[np.diag_indices(m)] += lam
-        with serial_blas_above(m):
-            alpha = sla.cho_solve(sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False), y,
-                                  check_finite=False)
+        alpha = sla.cho_solve(cholesky_factor(A, overwrite_a=True), y, check_finite=False)
         np.multiply(L, alpha[:, None], out=A)              # L o alpha alpha', in place
         np.multiply(A, alpha[None, :], out=A)
         return float(y @ alpha), -2.0 * (Ks.reshape(P, -1) @ A.reshape(-1)), alpha

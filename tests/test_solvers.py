@@ -122,7 +122,7 @@ def test_kernel_ridge_eigh_fallback(monkeypatch, fit_intercept):
 
     def fail(*args, **kwargs):
         raise np.linalg.LinAlgError("forced")
-    monkeypatch.setattr(S.sla, "cho_factor", fail)
+    monkeypatch.setattr(S, "cholesky_factor", fail)     # the factorisation kernel_ridge uses
     r = kernel_ridge(K, t, 0.1, fit_intercept=fit_intercept)
     assert r.solver == "eigh" and r.converged
     np.testing.assert_allclose(r.alpha, ref.alpha, rtol=1e-8, atol=1e-10)
@@ -355,3 +355,22 @@ def test_bordered_factor_solves_the_face_system_and_refuses_what_it_cannot():
     ref = np.linalg.solve(AF, np.r_[1.0 - K[np.ix_(F, N)] @ c[N], -c[N].sum()])
     assert not singular
     assert np.linalg.norm(np.r_[xF, b] - ref) <= 1e-12 * np.linalg.norm(ref)
+
+
+def test_cholesky_factor_solves_on_both_routes_and_refuses_a_matrix_that_is_not_pd(monkeypatch):
+    """`cholesky_factor` factorises by numpy up to SHARED_POOL_ROWS rows and by scipy beyond: either factor must solve
+    the system through `scipy.linalg.cho_solve`, leave the input untouched unless overwriting is allowed past the
+    threshold, and raise LinAlgError on a matrix that is not positive definite."""
+    import scipy.linalg as sla
+    import mklbook.solvers as S
+    rng = np.random.default_rng(11)
+    A = rbf_kernel(rng.standard_normal((60, 3)), gamma=0.5) + 0.1 * np.eye(60)
+    b = rng.standard_normal(60)
+    A0 = A.copy()
+    for rows in (S.SHARED_POOL_ROWS, 10):                  # numpy's route, then scipy's (threshold below 60 rows)
+        monkeypatch.setattr(S, "SHARED_POOL_ROWS", rows)
+        x = sla.cho_solve(S.cholesky_factor(A), b)
+        assert np.abs(A @ x - b).max() <= 1e-10 * np.abs(b).max()
+        np.testing.assert_array_equal(A, A0)
+        with pytest.raises(np.linalg.LinAlgError):
+            S.cholesky_factor(A - 2.0 * np.eye(60))
