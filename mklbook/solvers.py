@@ -224,7 +224,7 @@ def serial_blas_above(n: int,                 # order of the matrix about to be 
         yield
 
 # %% ../nbs/01_solvers.ipynb #cb350ef7
-SHARED_POOL_ROWS = 4096          # up to this order, Cholesky factorisations run in numpy's BLAS pool (see the text)
+SHARED_POOL_ROWS = 2048          # up to this order, Cholesky factorisations run in numpy's BLAS pool (see the text)
 
 
 def cholesky_factor(A,                    # (n, n) symmetric positive definite matrix (its lower triangle is read)
