@@ -11,7 +11,7 @@ from numbers import Real
 
 import numpy as np
 from fastcore.basics import patch
-from scipy.linalg import cho_factor, cho_solve, eigh
+from scipy.linalg import cho_solve, eigh
 from scipy.optimize import nnls
 from sklearn.base import is_classifier
 from sklearn.kernel_ridge import KernelRidge

@@ -272,35 +272,35 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
         K = stack_combine(Ks, mu * scale)
         K[np.diag_indices_from(K)] += lam
         try:
-            L = cholesky_factor(K)
+            cf = cholesky_factor(K)
         except np.linalg.LinAlgError:
             raise ValueError(f"K_mu + lam I is not positive definite (lam={lam:g}): the kernels are not PSD; use PSD "
                              "kernels (mklbook.kernels.is_psd) or a larger lam.") from None
-        a = sla.cho_solve(L, y, check_finite=False)
-        a += sla.cho_solve(L, y - K @ a, check_finite=False)           # one step of iterative refinement
-        return float(y @ a), a, stack_quad(Ks, a) * scale, L
+        a = sla.cho_solve(cf, y, check_finite=False)
+        a += sla.cho_solve(cf, y - K @ a, check_finite=False)           # one step of iterative refinement
+        return float(y @ a), a, stack_quad(Ks, a) * scale, cf
 
     def residual(mu, v):                                   # the certificate: the fixed point's residual
         return float(np.linalg.norm(_l2_target(mu0, Lambda, v) - mu) / Lambda)
 
     mu = mu0 + Lambda / np.sqrt(len(mu0))
-    F, a, v, L = krr(mu)
+    F, a, v, cf = krr(mu)
     res, it, n_solves = residual(mu, v), 0, 1
     while res > tol and it < max_iter:
         it += 1
-        c, lower = L                                       # Z = L^-1 [K_k a]_k from the factor c = L or L^T
+        c, lower = cf                                      # Z = L^-1 [K_k a]_k from the factor c = L or L^T
         Z = sla.solve_triangular(c, (np.matmul(Ks, a) * scale[:, None]).T, lower=lower, trans="N" if lower else "T",
                                  check_finite=False)
         d = _ball_qp(mu, -v, 2.0 * Z.T @ Z, mu0, Lambda) - mu
         t, slope = 1.0, float(-v @ d)
         while True:                                        # Armijo; at round-off level, a smaller residual will do
-            F2, a2, v2, L2 = krr(mu + t * d)
+            F2, a2, v2, cf2 = krr(mu + t * d)
             n_solves += 1
             res2 = residual(mu + t * d, v2)
             if F2 <= F + 1e-4 * t * slope or (F2 - F <= 1e-12 * abs(F) and res2 < res) or t < 1e-4:
                 break
             t /= 2.0
-        mu, F, a, v, L, res = mu + t * d, F2, a2, v2, L2, res2
+        mu, F, a, v, cf, res = mu + t * d, F2, a2, v2, cf2, res2
     return mu, a, res, it, n_solves
 
 # %% ../nbs/12_baselines.ipynb #ef35888e

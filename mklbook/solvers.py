@@ -357,12 +357,11 @@ def _rel_gap(primal: float, dual: float) -> float:
 # %% ../nbs/01_solvers.ipynb #2ffb2092
 def _bordered_factor(KFF, ridge: float = 0.0, check_cond: bool = True):
     """A solver of the bordered face system `[K_FF + ridge I, 1; 1^T, 0] [x; b] = [r; s]` from one Cholesky factorisation
-    of the kernel block (`cholesky_factor`; 2-4x faster than factorising the bordered, indefinite matrix): with
-    `u = K^-1 1` and `v = K^-1 r`, `b = (1'v - s) / 1'u` and `x = v - b u`. `KFF` (a fresh copy) may be overwritten.
-    Returns `(solve, why)`:
-    `solve(rhs)` maps `(n + 1,)` right-hand sides to solutions, or `None` with `why` = "indefinite" (the factorisation
-    failed) or "ill-conditioned" (`check_cond` and a reciprocal condition number below machine epsilon, where
-    `sla.solve` would warn)."""
+    of the kernel block by `cholesky_factor` (faster than factorising the bordered, indefinite matrix, and in numpy's
+    BLAS pool: chapter 01 measures both): with `u = K^-1 1` and `v = K^-1 r`, `b = (1'v - s) / 1'u` and
+    `x = v - b u`. `KFF` (a fresh copy) may be overwritten. Returns `(solve, why)`: `solve(rhs)` maps `(n + 1,)`
+    right-hand sides to solutions, or `None` with `why` = "indefinite" (the factorisation failed) or "ill-conditioned"
+    (`check_cond` and a reciprocal condition number below machine epsilon, where `sla.solve` would warn)."""
     n = KFF.shape[0]
     KFF.flat[::n + 1] += ridge
     anorm = float(np.abs(KFF).sum(axis=0).max()) if check_cond else 0.0
