@@ -15,6 +15,7 @@ import numpy as np
 from fastcore.basics import patch
 import scipy.linalg as sla
 from scipy.optimize import minimize_scalar
+from scipy.spatial.distance import squareform
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 from scipy.special import comb
 from sklearn.base import ClassifierMixin, RegressorMixin
@@ -737,7 +738,7 @@ class _Families:
         self.families = tuple(families)
         self.bounds = {"gaussian": (np.log2(gamma_range[0]), np.log2(gamma_range[1])),
                        "polynomial": (float(degree_range[0]), float(degree_range[1]))}
-        self._top, self._v0, self._sub = {}, {}, None
+        self._top, self._v0, self._sub, self._condensed = {}, {}, None, None
         if "gaussian" in self.families:
             self.D2 = np.maximum(euclidean_distances(X, squared=True), 0.0)
         if "polynomial" in self.families:
@@ -794,6 +795,23 @@ def quads(self: _Families, fam, thetas, c):
             out.append(cS @ P @ cS * self.scale(fam, th))
     return np.array(out)
 
+
+
+@patch
+def minorant(self: _Families, fam, U, c, lam):
+    r"""`theta -> lam tr(U' K_theta U) / m + c' K_theta c / 2`: the Ky Fan minorant of `Q(theta; c)` built at the kernel
+    whose top eigenvectors are `U`, written $\sum_{ij}W_{ij}K_{\psi,ij}$ with $W=\lambda UU^\top/m+cc^\top/2$ formed once
+    per search. A Gaussian then costs one exp per pair $i<j$ (the condensed upper triangle of the distances, cached) and a
+    dot product per evaluation: no m x m kernel and no product with `U`."""
+    W = (lam / self.m) * (U @ U.T)
+    W += 0.5 * np.outer(c, c)
+    if fam != "gaussian":
+        return lambda th: float(np.vdot(W, self.kernel(fam, th)))
+    if self._condensed is None:     # D_ij, i < j, row by row; and the diagonal (0 for distinct rows)
+        self._condensed = (squareform(self.D2, checks=False), np.diag(self.D2).copy())
+    D, d = self._condensed
+    w, wd, buf = 2.0 * squareform(W, checks=False), np.diag(W).copy(), np.empty_like(D)
+    return lambda th: float(w @ gaussian_exp(D, 2.0 ** th, out=buf) + wd @ gaussian_exp(d, 2.0 ** th))
 
 # %% ../nbs/30_pep.ipynb #ed60e7d6
 @patch
@@ -974,10 +992,7 @@ def _refine(fams, fam, lo, hi, th0, Q0, c, lam, t, rounds, xatol=1e-3):
     for _ in range(rounds):
         U = fams.top(fam, th_s, t)[1]
 
-        def minorant(th):          # lam beta_tilde(th; th_s) + c'K c / 2 <= Q(th), with equality at th_s (Ky Fan)
-            K = fams.kernel(fam, th)
-            return lam * np.einsum("ij,ij->", U, K @ U) / fams.m + 0.5 * c @ K @ c
-
+        minorant = fams.minorant(fam, U, c, lam)   # lam beta_tilde(th; th_s) + c'K c / 2 <= Q(th), = at th_s (Ky Fan)
         r = minimize_scalar(lambda th: -minorant(th), bounds=(lo, hi), method="bounded", options={"xatol": xatol})
         th_n = float(r.x)
         b_n, q_n = fams.top(fam, th_n, t)[0], fams.quads(fam, [th_n], c)[0]
