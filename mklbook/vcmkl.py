@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import numbers
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 import warnings
 from dataclasses import dataclass, field
 
@@ -1045,12 +1046,27 @@ def solve_vcmkl(Ks,                 # (p, m, m) base kernels, one per hidden sub
     prob = make_problem(Ks, y, nu, omega, psd)
     return _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds, t0)
 
+# %% ../nbs/50_vcmkl.ipynb #698b8ec3
+_CONTROLLER = []                   # one threadpoolctl controller, built on first use (building one costs milliseconds)
+
+
+def _threadpools():
+    "The process's threadpoolctl controller (its native thread pools)."
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
+def _one_thread():
+    "Every native pool (BLAS, OpenMP) limited to one thread inside the block: the inner QPs are small and serial."
+    return _threadpools().limit(limits=1)
+
 # %% ../nbs/50_vcmkl.ipynb #f749cde3
 def _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds, t0=None):
     "`solve_vcmkl` on a built problem (the estimator's cross-validation builds its problems from a shared factor)."
-    from threadpoolctl import threadpool_limits
     t0 = time.perf_counter() if t0 is None else t0
-    with threadpool_limits(1):
+    with _one_thread():
         if lam0 is None:
             lam0 = kmeans_lambda(prob, random_state=random_state)
         else:
@@ -1119,6 +1135,7 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         "nu_grid": ["array-like"],
         "search_size": [None, NumberInterval(Integral, 30, None, closed="left")],
         "max_rank": [None, NumberInterval(Integral, 1, None, closed="left")],
+        "n_jobs": [None, Integral],
     }
 
     def __init__(self,
@@ -1136,6 +1153,8 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
                  search_size=500,      # nu="auto" cross-validates on a stratified subsample of at most this many
                                        # training points (None: all of them)
                  max_rank=100,         # rank cap of each rule's feature map (Nystrom); None: exact (O(m^3))
+                 n_jobs=None,          # threads of the nu="auto" search (any number: the same result); None: as
+                                       # many as the BLAS pool has (each inner QP runs on one BLAS thread)
                 ):
         self.kernels = kernels
         self.nu = nu
@@ -1144,11 +1163,8 @@ class VCMKLClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
-        self.idle_rules = idle_rules
-        self.seeds = seeds
-        self.nu_grid = nu_grid
-        self.search_size = search_size
-        self.max_rank = max_rank
+        self.idle_rules, self.seeds = idle_rules, seeds
+        self.nu_grid, self.search_size, self.max_rank, self.n_jobs = nu_grid, search_size, max_rank, n_jobs
 
 # %% ../nbs/50_vcmkl.ipynb #20e48d67
 def _same_kernel(a, b) -> bool:
@@ -1274,19 +1290,22 @@ def fit(self: VCMKLClassifier,
 
 # %% ../nbs/50_vcmkl.ipynb #5ecc64e6
 @patch
-def _problem(self: VCMKLClassifier, factors, rows, y_pm, nu):
-    "OPT1 on the training rows `rows` (None: all, with the expansion maps) from the shared factors: no new kernel."
-    Phi = [factors[k][0] if rows is None else factors[k][0][rows] for k in self.rule_kernel_]
-    back = [factors[k][1] for k in self.rule_kernel_] if rows is None else None
+def _problem(self: VCMKLClassifier, factors, rows, y_pm, nu, rule_kernel=None):
+    """OPT1 on the training rows `rows` (None: all, with the expansion maps) from the shared factors: no new kernel; the
+    rules `rule_kernel` (rule -> factor; None: `rule_kernel_`)."""
+    rule_kernel = self.rule_kernel_ if rule_kernel is None else rule_kernel
+    Phi = [factors[k][0] if rows is None else factors[k][0][rows] for k in rule_kernel]
+    back = [factors[k][1] for k in rule_kernel] if rows is None else None
     nu, omega = _check_nu(y_pm, len(Phi), nu, self.omega)
     return VCMKLProblem(Phi, back, y_pm, nu, omega, np.array([-1.0, 1.0]), assignment="paths")
 
 
 @patch
-def _best_response(self: VCMKLClassifier, factors, prob, rows, model):
+def _best_response(self: VCMKLClassifier, factors, prob, rows, model, rule_kernel=None):
     "The vertex of `prob`'s Lambda that best fits a model `(w, b, theta)` fitted on other rows: its negatives' hinge losses."
     w, b, rho = model
-    F = np.column_stack([factors[k][0][rows[prob.neg]] @ w[m] for m, k in enumerate(self.rule_kernel_)]) + b
+    rule_kernel = self.rule_kernel_ if rule_kernel is None else rule_kernel
+    F = np.column_stack([factors[k][0][rows[prob.neg]] @ w[m] for m, k in enumerate(rule_kernel)]) + b
     return lmo(prob, np.maximum(rho + F, 0.0))[0]            # y = -1: xi = [theta_k + f_k(x_i)]_+
 
 
@@ -1373,26 +1392,46 @@ def best_threshold(g,            # (n,) scores
 
 # %% ../nbs/50_vcmkl.ipynb #f6fed688
 @patch
-def _out_of_fold_scores(self: VCMKLClassifier, factors, y_pm, idx, folds, grid, policies, c, models):
-    """`G[i, j, :]`: the out-of-fold scores min_k f_k of the rules `self.rule_kernel_` at fraction `grid[i]` under idle
-    handling `policies[j]` on the search rows `idx`; `models[c, i]` keeps the last fold's (w, b, theta) (warm starts)."""
-    rule_kernel, M = self.rule_kernel_, len(self.rule_kernel_)
-    G = np.zeros((grid.size, len(policies), idx.size))       # out-of-fold scores min_k f_k
-    for p_tr, p_va in folds:
-        tr, va = idx[p_tr], idx[p_va]
-        top, lam = largest_nu(y_pm[tr], M, self.omega), None
+def _fold_path(self: VCMKLClassifier, factors, y_pm, tr, va, grid, policies, rule_kernel, previous, first):
+    """One fold of the search: `(G, models)`, the held-out scores `G[i, j]` (min_k f_k of the rules `rule_kernel` at
+    fraction `grid[i]` under idle handling `policies[j]`, on rows `va`) and the fold's model (w, b, theta) per fraction.
+    The fractions run in decreasing order, each from the previous one's assignment; the first starts from `previous`,
+    a future of the previous fold's first model (None: k-means), and hands its own to the next fold through `first`."""
+    M = len(rule_kernel)
+    G, models = np.zeros((grid.size, len(policies), va.size)), []
+    top, lam = largest_nu(y_pm[tr], M, self.omega), None
+    try:
         for i, f in enumerate(grid):
-            prob = self._problem(factors, tr, y_pm[tr], f * top)
+            prob = self._problem(factors, tr, y_pm[tr], f * top, rule_kernel)
+            start = None if lam is not None or previous is None else previous.result()
             lam0 = (lmo(prob, -lam)[0] if lam is not None else   # the nearest vertex of the new Lambda, or
-                    self._best_response(factors, prob, tr, models[c, i]) if (c, i) in models else None)  # last fold's
+                    None if start is None else self._best_response(factors, prob, tr, start, rule_kernel))  # last fold's
             r = _solve_problem(prob, self.solver, lam0, self.max_iter, self.tol, self.random_state, False,
                                tuple(self.seeds))
-            lam, models[c, i] = r.lam, (r._w, r.b, r.rho)
+            lam = r.lam
+            models.append((r._w, r.b, r.rho))
+            if i == 0:
+                first.set_result(models[0])
             F = np.column_stack([factors[k][0][va] @ r._w[m] for m, k in enumerate(rule_kernel)]) + r.b
             for j, pol in enumerate(policies):
                 keep = ~r.idle if pol == "drop" and r.idle.any() and not r.idle.all() else np.ones(M, bool)
-                G[i, j, p_va] = F[:, keep].min(axis=1)
-    return G
+                G[i, j] = F[:, keep].min(axis=1)
+    except BaseException as exc:                              # the next fold must not wait for a model that never comes
+        if not first.done():
+            first.set_exception(exc)
+        raise
+    return G, models
+
+
+@patch
+def _search_threads(self: VCMKLClassifier, n_tasks: int) -> int:
+    "Threads for the search: `n_jobs` (joblib's convention for negative values), or (None) the BLAS pool's size."
+    if self.n_jobs is None:
+        n = max([p["num_threads"] for p in _threadpools().info() if p["user_api"] == "blas"], default=1)
+    else:
+        from joblib import effective_n_jobs
+        n = effective_n_jobs(self.n_jobs)
+    return max(1, min(int(n), n_tasks))
 
 # %% ../nbs/50_vcmkl.ipynb #cf11686a
 @patch
@@ -1415,10 +1454,24 @@ def _select_nu(self: VCMKLClassifier, factors, y_pm, maps):
                                        random_state=self.random_state)[0])
     policies = ("veto", "drop") if self.idle_rules == "auto" else (self.idle_rules,)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=self.random_state).split(idx, y_pm[idx]))
+    jobs, n_threads = [], self._search_threads(len(maps) * len(folds))   # (read before the pools are limited)
+    with _one_thread(), ThreadPoolExecutor(n_threads) as pool:  # a task per rule set and fold; a fold waits only for
+        for c, rule_kernel in enumerate(maps):                # its predecessor's first fit, so the tasks, taken in
+            previous = None                                   # this order, cannot deadlock, and any number of
+                                                              # threads gives the same result
+            for p_tr, p_va in folds:
+                first = Future()
+                jobs.append((c, p_va, pool.submit(self._fold_path, factors, y_pm, idx[p_tr], idx[p_va], grid, policies,
+                                                  rule_kernel, previous, first)))
+                previous = first
+        done = [(c, p_va, job.result()) for c, p_va, job in jobs]
     cands, models = [], {}
-    for c, rule_kernel in enumerate(maps):
-        self.rule_kernel_ = rule_kernel
-        G = self._out_of_fold_scores(factors, y_pm, idx, folds, grid, policies, c, models)
+    for c in range(len(maps)):
+        G = np.zeros((grid.size, len(policies), idx.size))   # out-of-fold scores min_k f_k
+        for c_, p_va, (G_fold, fold_models) in done:
+            if c_ == c:
+                G[:, :, p_va] = G_fold
+                models.update({(c, i): mod for i, mod in enumerate(fold_models)})   # the last fold's: a warm start
         cands += [(*best_threshold(G[i, j], y_pm[idx]), c, j, i) for i in range(grid.size) for j in range(len(policies))]
     acc, theta, c, j, i = max(cands, key=lambda t: (round(t[0], 12), t[1] == 0.0, -t[2], t[3] == 0, grid[t[4]]))
     major = float(np.mean(y_pm[idx] > 0))                         # the constant rule's accuracy is max(major, 1 - major)

@@ -388,6 +388,7 @@ def test_best_threshold_prefers_zero_and_reaches_the_constant_rules():
     (dict(search_size=10), "The 'search_size' parameter of VCMKLClassifier must be"),
     (dict(random_state="seed"), "The 'random_state' parameter of VCMKLClassifier must be"),
     (dict(kernels=Linear()), "The 'kernels' parameter of VCMKLClassifier must be"),
+    (dict(n_jobs=1.5), "The 'n_jobs' parameter of VCMKLClassifier must be"),
 ])
 def test_parameters_are_validated_by_declaration(params, match):
     X, y = toy()
@@ -535,3 +536,33 @@ def test_max_rank_none_is_exact_and_a_cap_above_the_rank_changes_nothing():
     np.testing.assert_allclose(capped.decision_function(X), exact.decision_function(X), atol=1e-6)
     assert exact.result_.gap < 1e-7 and low.result_.gap < 1e-7         # each problem certified on its own factor
     assert np.abs(low.decision_function(X) - exact.decision_function(X)).max() > 1e-3
+
+
+def test_the_search_gives_the_same_model_on_one_thread_and_on_several():
+    """The nu="auto" search runs its (rule set, fold) paths on threads, each fold's first fit from the previous fold's
+    first model: the chosen setting, the scores and the fitted rules are bit for bit those of one thread."""
+    r = np.random.default_rng(3)
+    X = r.normal(size=(240, 3))
+    y = np.where((X[:, :2] ** 2).sum(1) < 1.5, 1, -1)
+    one, two = (VCMKLClassifier(n_jobs=n).fit(X, y) for n in (1, 3))
+    assert one._search_threads(9) == 1 and two._search_threads(9) == 3 and two._search_threads(2) == 2
+    assert (one.nu_, one.threshold_, one.idle_rules_) == (two.nu_, two.threshold_, two.idle_rules_)
+    assert one.cv_scores_ == two.cv_scores_ and one.rule_set_scores_ == two.rule_set_scores_
+    np.testing.assert_array_equal(one.result_.coef, two.result_.coef)
+    np.testing.assert_array_equal(one.decision_function(X), two.decision_function(X))
+    assert VCMKLClassifier()._search_threads(9) >= 1                       # None: the BLAS pool's size
+
+
+def test_a_failing_search_fit_raises_instead_of_waiting(monkeypatch):
+    """A fold's first fit that fails must not leave the next fold waiting for its model: the error reaches the caller."""
+    import mklbook.vcmkl as V
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        raise RuntimeError("inner QP failed on purpose")
+    monkeypatch.setattr(V, "_solve_problem", failing)
+    X, y = toy()
+    with pytest.raises(RuntimeError, match="on purpose"):
+        VCMKLClassifier(n_jobs=2).fit(X, y)
+    assert calls
