@@ -192,7 +192,8 @@ def child(name, data, m):
 
 
 def floor_child(family, task, data, m):
-    "The floor in a fresh process (same data, same small warm-up as the estimator): best seconds of up to 3, peak memory."
+    """The floor in a fresh process (same data, same small warm-up as the estimator): the seconds of its first full-size
+    run, the best of up to two more (warm), peak memory."""
     import warnings
     import numpy as np
     Xtr, ytr, _, _ = _load(task, data, m)

@@ -796,7 +796,6 @@ def quads(self: _Families, fam, thetas, c):
     return np.array(out)
 
 
-
 @patch
 def minorant(self: _Families, fam, U, c, lam):
     r"""`theta -> lam tr(U' K_theta U) / m + c' K_theta c / 2`: the Ky Fan minorant of `Q(theta; c)` built at the kernel
