@@ -350,10 +350,10 @@ OMP_NUM_THREADS={omp}; each row's date, thread count, CPU and library versions a
 plus one `SVC(kernel="precomputed")` / `KernelRidge(kernel="precomputed")` on the sum, same data, timed like the
 estimator: its first run at full size in a fresh process, measured once per family and size in a run), then `SVC()` /
 `SVR()` on standardised features. `× floor`, `× warm floor` and `× SVC()/SVR()` are fit seconds over those; the warm
-floor is the best of up to two more runs of the floor in its process (while short). On this virtual machine the first
-run pays the first touch of its memory, which the warm runs do not (see the script's docstring); an estimator is timed
-on its first run, so `× floor` is the like-for-like ratio and `× warm floor` the ratio to a floor that had that cost
-paid. A row that exceeds its time or memory cap says so; `nan` under `× floor` is a floor that did not fit its cap (the
+floor is the best of up to two more runs of the floor in its process (while short). On a virtual machine that hands
+idle memory back to its host, as the one these rows ran on, the first run pays the first touch of its memory and the
+warm runs do not (see the script's docstring); an estimator is timed on its first run, so `× floor` is the
+like-for-like ratio and `× warm floor` the ratio to a floor that had that cost paid. A row that exceeds its time or memory cap says so; `nan` under `× floor` is a floor that did not fit its cap (the
 stack alone is p·m²·8 bytes). {note}
 
 """
