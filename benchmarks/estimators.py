@@ -33,6 +33,7 @@ import os
 import platform
 import resource
 import subprocess
+from collections import Counter
 import sys
 import time
 from pathlib import Path
@@ -345,16 +346,16 @@ def targets(rows):
 PREAMBLE = """# Estimators with their defaults
 
 Written by `benchmarks/estimators.py` ({machine}, {cpu}; Python {python}, {libs}; last rows {date},
-OMP_NUM_THREADS={omp}; each row's date, thread count, CPU and library versions are in `estimators.json`; {by_cpu}). Every row runs in fresh processes: the estimator with its defaults
-(fit and predict seconds, held-out accuracy or R², peak resident memory), then its **floor** (its default kernel stack
+OMP_NUM_THREADS={omp}; each row's date, thread count, CPU and library versions are in `estimators.json`; {by_cpu}).
+Every row runs in fresh processes: the estimator with its defaults (fit and predict seconds, held-out accuracy or R², peak resident memory), then its **floor** (its default kernel stack
 plus one `SVC(kernel="precomputed")` / `KernelRidge(kernel="precomputed")` on the sum, same data, timed like the
 estimator: its first run at full size in a fresh process, measured once per family and size in a run), then `SVC()` /
 `SVR()` on standardised features. `× floor`, `× warm floor` and `× SVC()/SVR()` are fit seconds over those; the warm
 floor is the best of up to two more runs of the floor in its process (while short). On a virtual machine that hands
 idle memory back to its host, as the one these rows ran on, the first run pays the first touch of its memory and the
 warm runs do not (see the script's docstring); an estimator is timed on its first run, so `× floor` is the
-like-for-like ratio and `× warm floor` the ratio to a floor that had that cost paid. A row that exceeds its time or memory cap says so; `nan` under `× floor` is a floor that did not fit its cap (the
-stack alone is p·m²·8 bytes). {note}
+like-for-like ratio and `× warm floor` the ratio to a floor that had that cost paid. A row that exceeds its time or
+memory cap says so; `nan` under `× floor` is a floor that did not fit its cap (the stack alone is p·m²·8 bytes). {note}
 
 """
 
@@ -385,9 +386,7 @@ def main():
         rank = {d: i for i, d in enumerate(["synthetic", "phishing", "kin8nm", "synthetic, 5 classes"])}
         rows = sorted(keep.values(), key=lambda r: (r["m"], rank.get(r["data"], 9), order.get(r["estimator"], 99)))
         store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
-        cpus = {}
-        for r in rows:
-            cpus[r.get("cpu", "CPU not recorded")] = cpus.get(r.get("cpu", "CPU not recorded"), 0) + 1
+        cpus = Counter(r.get("cpu", "CPU not recorded") for r in rows)
         fields = {"note": "", "cpu": "CPU not recorded", "libs": "library versions not recorded", **meta,
                   "by_cpu": "rows by CPU: " + ", ".join(f"{c} {n}" for c, n in sorted(cpus.items()))}
         if "libraries" in meta:
