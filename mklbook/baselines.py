@@ -27,8 +27,8 @@ from .solvers import (_STATIONARY, cholesky_factor, _check_targets, kernel_ridge
                              solve_lp, svm_dual)
 
 # %% auto #0
-__all__ = ['RIDGE_SEARCH', 'UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one', 'l2_krr_mkl', 'L1MKL',
-           'ridge_by_loo', 'L2KRRMKL']
+__all__ = ['CG_BUDGET', 'RIDGE_SEARCH', 'UniformMKL', 'MKLResult', 'l1_mkl', 'RankOneL1MKLResult', 'l1_mkl_rank_one',
+           'l2_krr_mkl', 'L1MKL', 'ridge_by_loo', 'L2KRRMKL']
 
 # %% ../nbs/12_baselines.ipynb #964b936b
 class UniformMKL(AlignMKL):
@@ -261,16 +261,70 @@ def _ball_qp(mu, g, H, mu0, Lambda, max_iter=1000):
     return z
 
 
+# %% ../nbs/12_baselines.ipynb #34225809
+CG_BUDGET = 8   # CG steps a warm-started KRR solve may take before a fresh factorisation (one step ~ 1/15 of a Cholesky at m = 4000)
+
+
+def _cg_steps_needed(delta: float, rtol: float) -> float:
+    """The Chebyshev bound on CG steps to a relative residual `rtol` when the preconditioned matrix has its spectrum in
+    `[1 - delta, 1 + delta]` (inf for delta >= 1)."""
+    if not delta < 1:
+        return np.inf
+    s = np.sqrt((1 + delta) / (1 - delta))
+    rho = (s - 1) / (s + 1)
+    return 0.0 if rho == 0 else np.log(rtol / 2) / np.log(rho)
+
+
+def _cg_with_factor(A, b, cf, x, rtol, max_iter):
+    """`x` with `||b - A x|| <= rtol ||b||` by conjugate gradients preconditioned with the Cholesky factor `cf` of a nearby
+    matrix, started from `x`; None when `max_iter` steps do not reach it."""
+    r = b - A @ x
+    target = rtol * np.linalg.norm(b)
+    z = sla.cho_solve(cf, r, check_finite=False)
+    d, rz = z.copy(), float(r @ z)
+    for _ in range(max_iter):
+        if np.linalg.norm(r) <= target:
+            return x
+        Ad = A @ d
+        step = rz / float(d @ Ad)
+        x = x + step * d
+        r -= step * Ad
+        z = sla.cho_solve(cf, r, check_finite=False)
+        rz, rz_old = float(r @ z), rz
+        d = z + (rz / rz_old) * d
+    return x if np.linalg.norm(r) <= target else None
+
+
+def _relative_change(w, w_ref) -> float:
+    "`max_k |w_k - w_ref_k| / w_ref_k` (0 where both are 0, inf where only w_ref_k is)."
+    moved = w != w_ref
+    if not moved.any():
+        return 0.0
+    if (w_ref[moved] <= 0).any():
+        return np.inf
+    return float(np.max(np.abs(w[moved] - w_ref[moved]) / w_ref[moved]))
+
 # %% ../nbs/12_baselines.ipynb #997367f8
-def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
+def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter, reuse_factor=True, rtol=1e-14):
     r"""`l2_krr_mkl` by projected Newton steps on $F(\mu)=\mathbf y^\top(\mathbf K_\mu+\lambda\mathbf I)^{-1}\mathbf y$ with
-    $\nabla F=-\mathbf v$ and $\nabla^2F=2\mathbf Z^\top\mathbf Z$, $\mathbf Z=\mathbf L^{-1}[\mathbf K_k\alpha]_k$ from the
-    Cholesky factor $\mathbf L$ of the solve itself (p triangular solves, no second factorisation); the model minimised
-    over the ball (`_ball_qp`), then an Armijo backtracking. Returns mu, alpha, the fixed-point residual, iterations and
-    solves."""
-    def krr(mu):                                           # F, alpha, v and the factor of K_mu + lam I
-        K = stack_combine(Ks, mu * scale)
+    $\nabla F=-\mathbf v$ and $\nabla^2F\approx2\mathbf Z^\top\mathbf Z$, $\mathbf Z=\mathbf L^{-1}[\mathbf K_k\alpha]_k$ from the
+    Cholesky factor $\mathbf L$ of the last factorised $\mathbf K_{\mu'}+\lambda\mathbf I$ (exact when $\mu'=\mu$); the model
+    minimised over the ball (`_ball_qp`), then an Armijo backtracking. With `reuse_factor`, a solve whose weights are
+    within the relative change that `CG_BUDGET` steps of CG preconditioned by that factor provably reach `rtol` is done
+    by CG (`_cg_with_factor`), else by a new factorisation. Returns mu, alpha, the fixed-point residual, iterations,
+    solves and factorisations."""
+    ref = None                                             # (factor, weights it factorised, alpha there)
+    n_factor = 0
+
+    def krr(mu):                                           # F, alpha, v and the factor of K_mu' + lam I
+        nonlocal ref, n_factor
+        w = mu * scale
+        K = stack_combine(Ks, w)
         K[np.diag_indices_from(K)] += lam
+        if reuse_factor and ref is not None and _cg_steps_needed(_relative_change(w, ref[1]), rtol) <= CG_BUDGET:
+            a = _cg_with_factor(K, y, ref[0], ref[2], rtol, CG_BUDGET)
+            if a is not None:
+                return float(y @ a), a, stack_quad(Ks, a) * scale, ref[0]
         try:
             cf = cholesky_factor(K)
         except np.linalg.LinAlgError:
@@ -278,6 +332,7 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
                              "kernels (mklbook.kernels.is_psd) or a larger lam.") from None
         a = sla.cho_solve(cf, y, check_finite=False)
         a += sla.cho_solve(cf, y - K @ a, check_finite=False)           # one step of iterative refinement
+        ref, n_factor = (cf, w, a), n_factor + 1
         return float(y @ a), a, stack_quad(Ks, a) * scale, cf
 
     def residual(mu, v):                                   # the certificate: the fixed point's residual
@@ -301,7 +356,7 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter):
                 break
             t /= 2.0
         mu, F, a, v, cf, res = mu + t * d, F2, a2, v2, cf2, res2
-    return mu, a, res, it, n_solves
+    return mu, a, res, it, n_solves, n_factor
 
 # %% ../nbs/12_baselines.ipynb #ef35888e
 def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
@@ -346,7 +401,7 @@ def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a
     scale = np.ones(p) if scale is None else check_weights(scale, p, "scale")
 
     if method != "fixed-point" and not isinstance(Ks, FeatureStack):
-        mu, alpha, res, it, n_solves = _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter)
+        mu, alpha, res, it, n_solves, _ = _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter)
     else:
         def solve(mu):                               # the KRR dual at mu and v_k = alpha' K_k alpha
             r = kernel_ridge(stack_combine(Ks, mu * scale), y, lam, psd="trusted")
@@ -574,6 +629,20 @@ def fit(self: L2KRRMKL,
     X, y = self._validate_fit(X, y, y_numeric=True, params=False)
     self.y_mean_ = float(np.mean(y))
     return _fit_low_rank_l2krr(self, X, y.astype(np.float64))
+
+# %% ../nbs/12_baselines.ipynb #b67601d6
+@patch
+def _fit_second_stage(self: L2KRRMKL, est, K, y):
+    """KernelRidge at the learned weights without a second factorisation. The fixed point's last KRR dual `result_.alpha`
+    solves the very system `(K + lam I) a = y` of the second stage (same kernel, ridge and centred targets), so it is
+    used when its residual there is at round-off; otherwise, or for another second stage, `est` is fitted."""
+    alpha = getattr(getattr(self, "result_", None), "alpha", None)
+    if type(est) is not KernelRidge or est.kernel != "precomputed" or alpha is None or alpha.shape != y.shape:
+        return est.fit(K, y)
+    if not np.linalg.norm(y - K @ alpha - est.alpha * alpha) <= 1e-10 * np.linalg.norm(y):
+        return est.fit(K, y)
+    est.dual_coef_, est.X_fit_, est.n_features_in_ = alpha.copy(), K, K.shape[1]   # what KernelRidge.fit stores
+    return est
 
 # %% ../nbs/12_baselines.ipynb #20bf694a
 @patch

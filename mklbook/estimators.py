@@ -371,8 +371,14 @@ def fit(self: CombinedKernelModel,
     self.y_mean_ = 0.0 if classify else float(y.mean())
     est = self._checked_second_stage()                   # again: a first stage may set its parameters (lam="auto")
     with serial_blas_above(K.shape[0]):                # a second stage that factorises K (KernelRidge) stays safe
-        self.estimator_ = est.fit(K, y if classify else y - self.y_mean_)
+        self.estimator_ = self._fit_second_stage(est, K, y if classify else y - self.y_mean_)
     return self
+
+# %% ../nbs/04_estimators.ipynb #4657bfbb
+@patch
+def _fit_second_stage(self: CombinedKernelModel, est, K, y):
+    "The second stage fitted on the combined kernel (a subclass whose first stage already solved it may reuse that)."
+    return est.fit(K, y)
 
 
 @patch

@@ -179,3 +179,58 @@ def test_l2_krr_mkl_newton_names_an_indefinite_stack():
     A = rng.standard_normal((30, 30))
     with pytest.raises(ValueError, match="not positive definite.*PSD kernels"):
         l2_krr_mkl(np.stack([A + A.T, np.eye(30)]), rng.standard_normal(30), lam=1e-3, psd="assume")
+
+
+def test_l2_newton_reused_factorisations_reach_the_same_weights_with_fewer_factorisations():
+    "CG preconditioned by an older factor replaces some factorisations; the fixed point and its certificate are unchanged."
+    from mklbook.baselines import _l2_newton, _trace_m_scale
+    from mklbook.kernels import KernelBank
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((300, 5))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(300)
+    y -= y.mean()
+    Ks = KernelBank([Gaussian(g) for g in (0.02, 0.1, 0.5, 2.0)], normalize="trace", center=True).fit_transform(X)
+    s = _trace_m_scale(Ks)
+    fresh = _l2_newton(Ks, y, 1e-3, np.zeros(4), 1.0, s, 1e-10, 100, reuse_factor=False)
+    reused = _l2_newton(Ks, y, 1e-3, np.zeros(4), 1.0, s, 1e-10, 100)
+    assert fresh[2] <= 1e-10 and reused[2] <= 1e-10
+    np.testing.assert_allclose(reused[0], fresh[0], rtol=1e-8)
+    assert fresh[5] == fresh[4] and reused[5] < fresh[5]                 # every solve factorised vs. some by CG
+
+
+def test_cg_with_factor_keeps_to_its_budget_and_its_bound():
+    "CG from a nearby factor meets the Chebyshev bound; past its budget it returns None (then the caller factorises)."
+    from mklbook.baselines import _cg_steps_needed, _cg_with_factor, _relative_change
+    from mklbook.solvers import cholesky_factor
+    import scipy.linalg as sla
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((3, 80, 80))
+    Ks = Z @ Z.transpose(0, 2, 1)
+    b = rng.standard_normal(80)
+    w_ref = np.array([1.0, 0.5, 2.0])
+    cf = cholesky_factor(np.tensordot(w_ref, Ks, axes=1) + 1e-6 * np.eye(80))
+    for delta in (0.01, 0.3):
+        w = w_ref * (1 + delta * np.array([1.0, -1.0, 0.5]))
+        A = np.tensordot(w, Ks, axes=1) + 1e-6 * np.eye(80)
+        x = _cg_with_factor(A, b, cf, np.zeros(80), 1e-12, int(np.ceil(_cg_steps_needed(_relative_change(w, w_ref), 1e-12))))
+        assert x is not None and np.linalg.norm(b - A @ x) <= 1e-12 * np.linalg.norm(b)
+    assert _cg_with_factor(A, b, cf, np.zeros(80), 1e-12, 1) is None
+    assert _relative_change(np.array([0.0, 1.0]), np.array([0.0, 1.0])) == 0.0
+    assert _relative_change(np.array([0.1, 1.0]), np.array([0.0, 1.0])) == np.inf and _cg_steps_needed(np.inf, 1e-14) == np.inf
+
+
+def test_l2krrmkl_second_stage_is_the_kernel_ridge_fit_without_refactorising():
+    "The fixed point's last dual is KernelRidge's dual at the learned weights; a dual that does not solve it is refitted."
+    from sklearn.datasets import make_friedman1
+    from sklearn.kernel_ridge import KernelRidge
+    X, y = make_friedman1(250, 6, noise=0.5, random_state=2)
+    est = L2KRRMKL().fit(X, y)
+    K = est.estimator_.X_fit_
+    ref = KernelRidge(kernel="precomputed", alpha=est.lam_).fit(K, y - est.y_mean_)
+    np.testing.assert_allclose(est.estimator_.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-10 * np.abs(ref.dual_coef_).max())
+    assert est.estimator_.n_features_in_ == ref.n_features_in_ == 250
+    np.testing.assert_allclose(est.predict(X[:30]), est._combined_test_kernel(X[:30]) @ ref.dual_coef_ + est.y_mean_,
+                               rtol=1e-9)
+    est.result_.alpha = est.result_.alpha * 1.01                       # no longer the solution: the stage is fitted
+    refit = est._fit_second_stage(KernelRidge(kernel="precomputed", alpha=est.lam_), K, y - est.y_mean_)
+    np.testing.assert_allclose(refit.dual_coef_, ref.dual_coef_, rtol=1e-12)
