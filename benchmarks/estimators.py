@@ -9,11 +9,13 @@ exceeds the time or memory cap is stopped without taking the others down). In th
   own (same data, same warm-up; so that the estimator's peak memory is its own):
   build the stack (`KernelBank(default_bank(X, family), normalize="trace", center=True).fit_transform`) and train one
   `SVC(kernel="precomputed")` (`KernelRidge(kernel="precomputed")` for regressors) on the sum of the stack, timed
-  like the estimator: its first run at full size (`floor_s`), measured once per (family, data, m) in a run. Up to two
-  more runs, while they take under 10 s together, give `floor_warm_s`: on a virtual machine whose memory is handed
-  back to the host when idle, the first run pays the first touch of every page (a 7-kernel stack at m = 4000 took
-  1.4-2.7 s to build the first time in a process and 0.64 s the next), and the best of three, used before, compared a
-  warm floor with a cold estimator. An estimator that never forms a stack (streamed, low-rank) is compared with the
+  like the estimator: its first run at full size (`floor_s`), measured once per (family, data, m) in a run; up to two
+  more runs, while they take under 10 s together, give `floor_warm_s`. Before its timed work, each process writes to
+  `--prefault-gib` GiB (3 by default) and frees it (`_prefault`): on a virtual machine that hands free memory back to
+  its host, the first write to a page costs a fault in the host too (a 7-kernel stack at m = 4000 took 2.7-3.3 s to
+  build in a fresh process and 0.7-1.1 s after that), a cost a user's machine does not have and that fell on whichever
+  run came first. Rows measured before this have no `prefault_gib`. An estimator that never forms a stack
+  (streamed, low-rank) is compared with the
   floor of the bank it stands for;
 * `SVC()` / `SVR()` on the standardised features.
 
@@ -136,6 +138,25 @@ def _peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+PREFAULT_GIB = 3.0   # memory each timed process touches and frees right before its timed work (see the preamble)
+
+
+def _prefault(gib):
+    """Write to `gib` GiB and free it. On a virtual machine that hands free memory back to its host, a page written for
+    the first time since then costs a fault in the host as well: about 2 s per GiB here (a 7-kernel stack at m = 4000
+    took 2.7 s to build in a fresh process and 0.7 s in one that had done this first). Memory freed just before is
+    reused by the next allocations, so the timed run, estimator or floor alike, pays only what a user's machine pays.
+    The peak-memory mark is reset afterwards, so `peak_mib` stays the timed run's own."""
+    import numpy as np
+    if gib > 0:
+        a = np.ones(int(gib * 2**30) // 8)
+        del a
+        try:                                               # the peak memory recorded is the timed run's, not this
+            Path("/proc/self/clear_refs").write_text("5")  # (resets the resident high-water mark, Linux >= 4.0)
+        except OSError:
+            raise RuntimeError("cannot reset the peak-memory mark (/proc/self/clear_refs): run with --prefault-gib 0")
+
+
 def _floor(X, y, family, task):
     "Build the default stack of `family` on X and train one precomputed SVC (KernelRidge) on its sum."
     from sklearn.kernel_ridge import KernelRidge
@@ -148,7 +169,7 @@ def _floor(X, y, family, task):
         K, y if task == "classification" else y - y.mean())
 
 
-def child(name, data, m):
+def child(name, data, m, prefault=PREFAULT_GIB):
     "One row, in this (fresh) process: the estimator, then its floor and the reference, on the same data."
     import warnings
     import numpy as np
@@ -164,6 +185,8 @@ def child(name, data, m):
         w = np.r_[np.flatnonzero(ytr == ytr[0])[:40], np.flatnonzero(ytr != ytr[0])[:40]] \
             if task == "classification" else np.arange(80)
         _make(name).fit(Xtr[w], ytr[w]).predict(Xte[:10])
+    _prefault(prefault)
+    row["prefault_gib"] = prefault
     est = _make(name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -192,7 +215,7 @@ def child(name, data, m):
     return row
 
 
-def floor_child(family, task, data, m):
+def floor_child(family, task, data, m, prefault=PREFAULT_GIB):
     """The floor in a fresh process (same data, same small warm-up as the estimator): the seconds of its first full-size
     run, the best of up to two more (warm), peak memory."""
     import warnings
@@ -203,13 +226,14 @@ def floor_child(family, task, data, m):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _floor(Xtr[w], ytr[w], family, task)
+    _prefault(prefault)
     times = []
     while len(times) < 3 and sum(times) < 10.0:             # the first run is timed like the estimator's (one fit
         t0 = time.perf_counter()                           # at full size in a fresh process: its memory is touched
         _floor(Xtr, ytr, family, task)                     # for the first time); up to 2 more, while short, give the
         times.append(time.perf_counter() - t0)             # warm time, for comparison
     return dict(floor_s=times[0], floor_warm_s=min(times[1:], default=float("nan")), floor_repeats=len(times),
-                floor_peak_mib=_peak_mib())
+                floor_peak_mib=_peak_mib(), floor_prefault_gib=prefault)
 
 
 def _in_process(call, timeout, mem_gib):
@@ -235,17 +259,18 @@ def _in_process(call, timeout, mem_gib):
 _FLOORS = {}    # (family, task, data, m) -> the floor's row: measured once per run, shared by the estimators on it
 
 
-def run(name, data, m, timeout, mem_gib):
+def run(name, data, m, timeout, mem_gib, prefault=PREFAULT_GIB):
     """One row: the estimator in a fresh process under a time and address-space cap, then its floor in another (a
     stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is a reference,
     and measured once per (family, data, m) in a run)."""
     mod, cls, task, family, kw = ESTIMATORS[name]
-    row, err = _in_process(f"child({name!r}, {data!r}, {m})", timeout, mem_gib)
+    prefault = min(prefault, mem_gib / 2)
+    row, err = _in_process(f"child({name!r}, {data!r}, {m}, {prefault})", timeout, mem_gib)
     if row is None:
         return dict(estimator=name, data=data, m=m, status=err)
     key = (family, task, data, m)
     if key not in _FLOORS:
-        floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m})", timeout, 2 * mem_gib)
+        floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, {prefault})", timeout, 2 * mem_gib)
         _FLOORS[key] = floor or dict(floor_s=float("nan"), floor_note=ferr)
     row.update(_FLOORS[key])
     return dict(row, status="ok")
@@ -351,10 +376,11 @@ Every row runs in fresh processes: the estimator with its defaults (fit and pred
 plus one `SVC(kernel="precomputed")` / `KernelRidge(kernel="precomputed")` on the sum, same data, timed like the
 estimator: its first run at full size in a fresh process, measured once per family and size in a run), then `SVC()` /
 `SVR()` on standardised features. `× floor`, `× warm floor` and `× SVC()/SVR()` are fit seconds over those; the warm
-floor is the best of up to two more runs of the floor in its process (while short). On a virtual machine that hands
-idle memory back to its host, as the one these rows ran on, the first run pays the first touch of its memory and the
-warm runs do not (see the script's docstring); an estimator is timed on its first run, so `× floor` is the
-like-for-like ratio and `× warm floor` the ratio to a floor that had that cost paid. A row that exceeds its time or
+floor is the best of up to two more runs of the floor in its process (while short). Each timed process first writes
+to {prefault} and frees it: on a virtual machine that hands free memory back to its host, as the one these rows ran
+on, the first write to a page also costs a fault in the host (a 7-kernel stack at m = 4000 took 2.7-3.3 s to build
+in a fresh process, 0.7-1.1 s after that), which a user's machine does not pay; with it, the floor's first run and
+its warm runs agree. {prefault_rows}. A row that exceeds its time or
 memory cap says so; `nan` under `× floor` is a floor that did not fit its cap (the stack alone is p·m²·8 bytes). {note}
 
 """
@@ -367,6 +393,8 @@ def main():
     ap.add_argument("--data", nargs="+", default=None, help="synthetic and/or the real set's name")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per row before the run is stopped")
     ap.add_argument("--mem-gib", type=float, default=12, help="address-space cap per row")
+    ap.add_argument("--prefault-gib", type=float, default=PREFAULT_GIB, help="memory touched and freed before each "
+                    "timed run (0: none; see _prefault)")
     ap.add_argument("--out", default=str(OUT / "estimators.md"))
     ap.add_argument("--table-only", action="store_true", help="rewrite the Markdown table from the JSON, run nothing")
     ap.add_argument("--floors-only", action="store_true", help="re-measure the floors of the stored rows selected by "
@@ -387,8 +415,12 @@ def main():
         rows = sorted(keep.values(), key=lambda r: (r["m"], rank.get(r["data"], 9), order.get(r["estimator"], 99)))
         store.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
         cpus = Counter(r.get("cpu", "CPU not recorded") for r in rows)
+        pre = Counter("prefault_gib" in r for r in rows if r.get("status") == "ok")
         fields = {"note": "", "cpu": "CPU not recorded", "libs": "library versions not recorded", **meta,
-                  "by_cpu": "rows by CPU: " + ", ".join(f"{c} {n}" for c, n in sorted(cpus.items()))}
+                  "by_cpu": "rows by CPU: " + ", ".join(f"{c} {n}" for c, n in sorted(cpus.items())),
+                  "prefault": f"{args.prefault_gib:g} GiB (`--prefault-gib`)",
+                  "prefault_rows": f"{pre[True]} rows were measured this way and {pre[False]} before it (no "
+                                   "`prefault_gib` in the JSON; their first runs paid the host's faults)"}
         if "libraries" in meta:
             fields["libs"] = ", ".join(f"{k} {v}" for k, v in meta["libraries"].items())
         out.write_text(PREAMBLE.format(**fields) + table(rows) + "\n\n" + targets(rows) + "\n")
@@ -402,8 +434,8 @@ def main():
             _, _, task, family, _ = ESTIMATORS[name]
             fkey = (family, task, data, m)
             if fkey not in _FLOORS:
-                floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m})", args.timeout,
-                                          2 * args.mem_gib)
+                floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, "
+                                          f"{min(args.prefault_gib, args.mem_gib / 2)})", args.timeout, 2 * args.mem_gib)
                 _FLOORS[fkey] = floor or dict(floor_s=float("nan"), floor_note=ferr)
                 print(f"floor {family} {task} {data} {m}: {_FLOORS[fkey]}", flush=True)
             r.pop("floor_note", None)
@@ -427,7 +459,7 @@ def main():
                     continue
                 if name in SAMPLED and m != 4000:
                     continue
-                r = run(name, data, m, args.timeout, args.mem_gib)
+                r = run(name, data, m, args.timeout, args.mem_gib, args.prefault_gib)
                 keep[(name, data, m)] = dict(r, date=meta["date"], omp=meta["omp"], cpu=meta["cpu"],
                                              libraries=meta["libraries"])
                 print(table([r]).splitlines()[-1], flush=True)
