@@ -15,8 +15,7 @@ exceeds the time or memory cap is stopped without taking the others down). In th
   its host, the first write to a page costs a fault in the host too (a 7-kernel stack at m = 4000 took 2.7-3.3 s to
   build in a fresh process and 0.7-1.1 s after that), a cost a user's machine does not have and that fell on whichever
   run came first. Rows measured before this have no `prefault_gib`. An estimator that never forms a stack
-  (streamed, low-rank) is compared with the
-  floor of the bank it stands for;
+  (streamed, low-rank) is compared with the floor of the bank it stands for;
 * `SVC()` / `SVR()` on the standardised features.
 
 Data: a synthetic set (`make_classification(n, 20, n_informative=8)`, or `make_friedman1(n, 10)` for regressors) and a
@@ -154,7 +153,8 @@ def _prefault(gib):
         try:                                               # the peak memory recorded is the timed run's, not this
             Path("/proc/self/clear_refs").write_text("5")  # (resets the resident high-water mark, Linux >= 4.0)
         except OSError:
-            raise RuntimeError("cannot reset the peak-memory mark (/proc/self/clear_refs): run with --prefault-gib 0")
+            raise RuntimeError("cannot reset the peak-memory mark (/proc/self/clear_refs): run with --prefault-gib "
+                               "0") from None
 
 
 def _floor(X, y, family, task):
@@ -228,10 +228,10 @@ def floor_child(family, task, data, m, prefault=PREFAULT_GIB):
         _floor(Xtr[w], ytr[w], family, task)
     _prefault(prefault)
     times = []
-    while len(times) < 3 and sum(times) < 10.0:             # the first run is timed like the estimator's (one fit
-        t0 = time.perf_counter()                           # at full size in a fresh process: its memory is touched
-        _floor(Xtr, ytr, family, task)                     # for the first time); up to 2 more, while short, give the
-        times.append(time.perf_counter() - t0)             # warm time, for comparison
+    while len(times) < 3 and sum(times) < 10.0:             # the first run is timed like the estimator's (its first
+        t0 = time.perf_counter()                           # fit at full size in the process, after the same
+        _floor(Xtr, ytr, family, task)                     # pre-touch); up to 2 more, while short, give the warm
+        times.append(time.perf_counter() - t0)             # time, for comparison
     return dict(floor_s=times[0], floor_warm_s=min(times[1:], default=float("nan")), floor_repeats=len(times),
                 floor_peak_mib=_peak_mib(), floor_prefault_gib=prefault)
 
@@ -259,6 +259,15 @@ def _in_process(call, timeout, mem_gib):
 _FLOORS = {}    # (family, task, data, m) -> the floor's row: measured once per run, shared by the estimators on it
 
 
+def _floor_row(family, task, data, m, timeout, mem_gib, prefault):
+    "The floor of (family, task, data, m) from `_FLOORS`, measured in a fresh process (capped at `mem_gib`) the first time."
+    key = (family, task, data, m)
+    if key not in _FLOORS:
+        floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, {prefault})", timeout, mem_gib)
+        _FLOORS[key] = floor or dict(floor_s=float("nan"), floor_note=ferr)
+    return _FLOORS[key]
+
+
 def run(name, data, m, timeout, mem_gib, prefault=PREFAULT_GIB):
     """One row: the estimator in a fresh process under a time and address-space cap, then its floor in another (a
     stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is a reference,
@@ -268,11 +277,7 @@ def run(name, data, m, timeout, mem_gib, prefault=PREFAULT_GIB):
     row, err = _in_process(f"child({name!r}, {data!r}, {m}, {prefault})", timeout, mem_gib)
     if row is None:
         return dict(estimator=name, data=data, m=m, status=err)
-    key = (family, task, data, m)
-    if key not in _FLOORS:
-        floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, {prefault})", timeout, 2 * mem_gib)
-        _FLOORS[key] = floor or dict(floor_s=float("nan"), floor_note=ferr)
-    row.update(_FLOORS[key])
+    row.update(_floor_row(family, task, data, m, timeout, 2 * mem_gib, prefault))
     return dict(row, status="ok")
 
 
@@ -432,14 +437,13 @@ def main():
                     r.get("status") != "ok" or name not in ESTIMATORS:
                 continue
             _, _, task, family, _ = ESTIMATORS[name]
-            fkey = (family, task, data, m)
-            if fkey not in _FLOORS:
-                floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, "
-                                          f"{min(args.prefault_gib, args.mem_gib / 2)})", args.timeout, 2 * args.mem_gib)
-                _FLOORS[fkey] = floor or dict(floor_s=float("nan"), floor_note=ferr)
-                print(f"floor {family} {task} {data} {m}: {_FLOORS[fkey]}", flush=True)
+            new = (family, task, data, m) not in _FLOORS
+            floor = _floor_row(family, task, data, m, args.timeout, 2 * args.mem_gib,
+                               min(args.prefault_gib, args.mem_gib / 2))
+            if new:
+                print(f"floor {family} {task} {data} {m}: {floor}", flush=True)
             r.pop("floor_note", None)
-            keep[key] = dict(r, **_FLOORS[fkey], floor_date=meta["date"])
+            keep[key] = dict(r, **floor, floor_date=meta["date"])
         save()
         print(f"wrote {out}")
         return
