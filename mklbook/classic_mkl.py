@@ -129,6 +129,7 @@ class _SVMOracle:
         self.P, self.m = Ks.shape[0], Ks.shape[1]
         self.Ks = Ks if isinstance(Ks, FeatureStack) else np.ascontiguousarray(Ks)
         self.K = None if isinstance(Ks, FeatureStack) else np.empty((self.m, self.m))
+        self._kc = None                                  # the last (c, (K_k c)_k): the level method asks twice per solve
 
     def kernel(self, w) -> np.ndarray:
         "The combined kernel at weights `w` (`last`; for a stack array the buffer, overwritten by the next call)."
@@ -149,11 +150,17 @@ class _SVMOracle:
         return r if r.gap <= svm_tol else self.solve(w, svm_tol)
 
     def kc(self, c) -> np.ndarray:
-        "(K_k c)_k as a (p, m) array: one matrix-vector product with the flat stack."
+        """(K_k c)_k as a (p, m) array: one matrix-vector product with the flat stack (a pass over p m^2 numbers), not
+        repeated for the `c` of the previous call (`quad` and `_svm_hessian` both ask for the same SVM's)."""
+        if self._kc is not None and np.array_equal(self._kc[0], c):
+            return self._kc[1]
         if self.K is None:
             Phi = self.Ks.Phi
-            return np.stack([Phi[:, b] @ (Phi[:, b].T @ c) for b in self.Ks.blocks])
-        return (self.Ks.reshape(-1, self.m) @ c).reshape(self.P, self.m)
+            V = np.stack([Phi[:, b] @ (Phi[:, b].T @ c) for b in self.Ks.blocks])
+        else:
+            V = (self.Ks.reshape(-1, self.m) @ c).reshape(self.P, self.m)
+        self._kc = (c.copy(), V)
+        return V
 
     def quad(self, c) -> np.ndarray:
         "(c' K_k c)_k for all kernels, clipped at 0 (round-off)."

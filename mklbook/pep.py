@@ -362,7 +362,7 @@ def _check_fkl_problem(Ks, y, task, psd="check"):
     if psd == "allow":
         raise ValueError("FKL needs PSD kernels (the PEP is a ratio of eigenvalues of a PSD matrix, and the SVM dual is "
                          "concave only then): psd='allow' is not available; use psd='check' or 'assume'.")
-    Ks = check_stack(Ks, symmetric=True)
+    Ks = check_stack(Ks, symmetric=psd != "trusted", finite=psd != "trusted")   # "trusted": the estimators' own bank
     check_psd(Ks, psd)
     m = Ks.shape[1]
     if task == "classification":
