@@ -105,7 +105,7 @@ def empirical_pep(K,                 # (m, m) kernel matrix, or a stack (p, m, m
     and a random principal sub-matrix, "full" the whole matrix), and top eigenvalues summing to more than the trace.
     Reference: liu2017ifkl, Definition 2."""
     single_K = np.ndim(K) == 2
-    Ks = check_stack(K, name="K", symmetric=True)
+    Ks = check_stack(K, name="K", symmetric=psd != "trusted", finite=psd != "trusted")   # "trusted": checked on entry
     if psd not in ("check", "full", "assume", "trusted"):
         raise ValueError(f"psd must be 'check', 'full', 'assume' or 'trusted'; got {psd!r} (the PEP needs PSD kernels).")
     m = Ks.shape[1]
