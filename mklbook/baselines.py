@@ -83,9 +83,8 @@ def _svm_at(Ks, y, mu, C, tol, scale=None):
 
 
 def _check_mkl_stack(Ks, psd: str = "check") -> tuple:
-    """A symmetric stack (or a `FeatureStack`, PSD by construction) and whether it holds indefinite kernels. With
-    `psd="trusted"` (the estimators' calls on the stack their bank just built) only the shape and type: the symmetry
-    probes are two passes over the stack, 5 % of a GMKL fit at m = 4000."""
+    """A symmetric stack (or a `FeatureStack`, PSD by construction) and whether it holds indefinite kernels; with
+    `psd="trusted"` (an estimator's own bank) only shape and type: the probes cost 5 % of a GMKL fit at m = 4000."""
     if isinstance(Ks, FeatureStack):
         return Ks, False
     Ks = check_stack(Ks, symmetric=psd != "trusted", finite=psd != "trusted")
