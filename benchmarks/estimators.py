@@ -11,12 +11,12 @@ exceeds the time or memory cap is stopped without taking the others down). In th
   build the stack (`KernelBank(default_bank(X, family), normalize="trace", center=True).fit_transform`) and train one
   `SVC(kernel="precomputed")` (`KernelRidge(kernel="precomputed")` for regressors) on the sum of the stack, timed
   like the estimator: its first run at full size (`floor_s`), measured once per (family, data, m) in a run; up to two
-  more runs, while they take under 10 s together, give `floor_warm_s` (the fastest of all: `floor_best_s`). Before its timed work, each process writes to
-  `--prefault-gib` GiB (3 by default) and frees it (`_prefault`): on a virtual machine that hands free memory back to
-  its host, the first write to a page costs a fault in the host too (a 7-kernel stack at m = 4000 took 2.7-3.3 s to
-  build in a fresh process and 0.7-1.1 s after that), a cost a user's machine does not have and that fell on whichever
-  run came first. Rows measured before this have no `prefault_gib`. An estimator that never forms a stack
-  (streamed, low-rank) is compared with the floor of the bank it stands for;
+  more runs, while they take under 10 s together, give `floor_warm_s` (the fastest of all: `floor_best_s`). Before
+  its timed work, each process writes to `--prefault-gib` GiB (3 by default) and frees it (`_prefault`): on a virtual
+  machine that hands free memory back to its host, the first write to a page costs a fault in the host too (a
+  7-kernel stack at m = 4000 took 2.7-3.3 s to build in a fresh process and 0.7-1.1 s after that), a cost a user's
+  machine does not have and that fell on whichever run came first. Rows measured before this have no `prefault_gib`.
+  An estimator that never forms a stack (streamed, low-rank) is compared with the floor of the bank it stands for;
 * `SVC()` / `SVR()` on the standardised features.
 
 Data: a synthetic set (`make_classification(n, 20, n_informative=8)`, or `make_friedman1(n, 10)` for regressors) and a

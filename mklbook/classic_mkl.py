@@ -159,6 +159,7 @@ class _SVMOracle:
             V = np.stack([Phi[:, b] @ (Phi[:, b].T @ c) for b in self.Ks.blocks])
         else:
             V = (self.Ks.reshape(-1, self.m) @ c).reshape(self.P, self.m)
+        V.setflags(write=False)                          # shared with the next caller: read-only
         self._kc = (c.copy(), V)
         return V
 
