@@ -549,3 +549,33 @@ def test_gmkl_past_the_memory_budget_is_the_square_loss_gmkl_and_its_bounds_hold
     Xt, yt = make_classification(2000, 20, n_informative=8, random_state=1)
     exact, fast = GMKL(reg=reg).fit(Xt[:1200], yt[:1200]), GMKL(reg=reg, memory_budget=1.0).fit(Xt[:1200], yt[:1200])
     assert fast.score(Xt[1200:], yt[1200:]) >= exact.score(Xt[1200:], yt[1200:]) - 0.03
+
+
+def test_only_the_library_s_own_calls_skip_the_symmetry_check():
+    "psd='trusted' (an estimator's own bank) skips the symmetry probes; 'check' and 'assume' still refuse an asymmetric stack."
+    from mklbook.pep import fkl
+    Ks = np.stack([np.eye(20), np.eye(20)])
+    Ks[1, 0, 1] = 0.5
+    y = np.r_[np.ones(10), -np.ones(10)]
+    for solve in (gmkl, fkl):
+        for psd in ("check", "assume"):
+            with pytest.raises(ValueError, match="not symmetric"):
+                solve(Ks, y, psd=psd)
+
+
+def test_gmkl_oracle_reuses_its_last_stack_product_only_for_the_same_coefficients():
+    "quad and the Newton Hessian share one pass over the stack per SVM; other coefficients are computed afresh."
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((3, 30, 30))
+    Ks = Z @ Z.transpose(0, 2, 1)
+    orc = _SVMOracle(Ks, np.r_[np.ones(15), -np.ones(15)], 1.0)
+    c = rng.standard_normal(30)
+    V = orc.kc(c)
+    assert orc.kc(c.copy()) is V and not V.flags.writeable             # the same values: the kept product, read-only
+    np.testing.assert_allclose(V, Ks @ c, rtol=1e-12)
+    np.testing.assert_allclose(orc.quad(c), np.maximum(np.einsum("kij,i,j->k", Ks, c, c), 0), rtol=1e-10)
+    c2 = c.copy()
+    c2[0] += 1.0
+    V2 = orc.kc(c2)
+    assert V2 is not V
+    np.testing.assert_allclose(V2, Ks @ c2, rtol=1e-12)
