@@ -293,15 +293,13 @@ def _cs_cut(Ks, tau, Y, offset=0.0):
     return float((tau * Y).sum()), np.einsum("kic,ic->k", KT, tau) + offset * float(t1 @ t1)
 
 
-def _combine_sparse(Ks, mu, offset=0.0):
-    "`sum_k mu_k K_k + offset` over the non-zero weights only (the SILP's weights are sparse), built in one m x m array."
+def _combine_sparse(Ks, mu):
+    "`sum_k mu_k K_k` over the non-zero weights only (the SILP's weights are sparse), built in one m x m array."
     nz = np.flatnonzero(mu > 0)
     K = np.multiply(Ks[nz[0]], mu[nz[0]])
     flat = K.reshape(-1)                                     # a view: daxpy accumulates in place
     for k in nz[1:]:
         daxpy(Ks[k].reshape(-1), flat, a=float(mu[k]))
-    if offset:
-        K += offset
     return K
 
 
@@ -366,8 +364,8 @@ def _silp(Ks, codes, classes, C, zeta0, gmax, lp5, tol, max_iter, warn, cs_max_i
     upper, lower, best, tau, hist = np.inf, -np.inf, None, None, []
     cs_tol, gap, it, n_cs, status = 1e-3, np.inf, 0, 0, "max_iter"
     for it in range(1, max_iter + 1):
-        r = crammer_singer_dual(_combine_sparse(Ks, mu, offset), codes, C=C, tol=cs_tol, tau0=tau, warn=False,
-                                max_iter=cs_max_iter, psd="trusted")
+        r = crammer_singer_dual(_combine_sparse(Ks, mu), codes, C=C, tol=cs_tol, tau0=tau, warn=False,
+                                max_iter=cs_max_iter, psd="trusted", offset=offset)
         n_cs += 1
         tau = r.tau
         b, u = _cs_cut(Ks, tau, Y, offset)
@@ -917,8 +915,7 @@ def _fit_sampled(self: M3KClassifier, X, y):
     self.classes_ = np.unique(y)
     sample, K = self._fit_on_row_sample(X, y)
     s = self._offset()
-    K += s
-    self.machine_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted")
+    self.machine_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted", offset=s)
     del K
     if self.machine_.status != "optimal":
         warnings.warn(f"M3KClassifier: the Crammer-Singer machine on every row stopped with status "

@@ -86,10 +86,9 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         self._set_weights(np.full(p, 1.0 / p))                 # the mean kernel: scale one
         s = self._offset()
         K = self.bank_.combine(self.bank_.X_fit_, self.weights_)   # by blocks of rows
-        K += s
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)       # re-issued below with the estimator's name
-            self.result_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted")
+            self.result_ = crammer_singer_dual(K, y, C=self.C, tol=self.tol, warn=False, psd="trusted", offset=s)
         if self.result_.status != "optimal":
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",
                           ConvergenceWarning, stacklevel=2)

@@ -833,6 +833,12 @@ class CrammerSingerResult(SolverResult):
     primal: float = np.nan             # primal value at W = Phi^T tau
     classes: np.ndarray | None = None  # original labels of the columns
     n_newton: int = 0                  # face-Newton steps taken
+    offset: float = 0.0                # s of the constant kernel s 11' (class offsets b = s T'1)
+
+    @property
+    def intercept(self) -> np.ndarray:
+        r"Class offsets $\mathbf b=s\mathbf T^\top\mathbf 1$ (zeros without `offset`)."
+        return self.offset * self.tau.sum(axis=0)
 
     @property
     def alpha(self) -> np.ndarray:
@@ -847,10 +853,11 @@ class CrammerSingerResult(SolverResult):
     def decision_function(self,
                           K_test,  # (n, m) test kernel against the training points
                           ) -> np.ndarray:  # (n, c) class scores
-        "Scores `K_test @ tau`, shape `(n, c)`, for a test kernel `(n, m)`."
+        "Scores `K_test @ tau + intercept`, shape `(n, c)`, for a test kernel `(n, m)`."
         if self.tau is None:
             raise SolverError(f"no solution to evaluate (status {self.status!r}).")
-        return _check_test_kernel(K_test, self.tau.shape[0]) @ self.tau
+        F = _check_test_kernel(K_test, self.tau.shape[0]) @ self.tau
+        return F + self.intercept if self.offset else F
 
     def predict(self,
                 K_test,  # (n, m) test kernel against the training points
@@ -882,18 +889,31 @@ def crammer_singer_project(V,      # (n, c) points to project, one row v per exa
     return T
 
 # %% ../nbs/01_solvers.ipynb #8d95887c
-def _cs_values(T, Y, G, Cv):
-    "(primal, dual) at `T` from the gradient `G = Y - K T`."
+def _cs_grad(K, T, A, s=0.0):
+    "The dual's gradient `A - (K + s 11') T`, with `A` the linear term (`Y`, or `Y - 1 b'` for fixed offsets `b`)."
+    G = A - K @ T
+    if s:
+        G -= s * T.sum(axis=0)
+    return G
+
+
+def _cs_values(T, Y, G, Cv, b=None):
+    """(primal, dual) at `T` from the gradient `G = Y - 1 b' - (K + s 11') T`: the scores are `F = Y - G`, the dual's
+    linear term is `<T, Y - 1 b'>` (no `b`: `<T, Y>`) and `<T, F - 1 b'>` is its quadratic term."""
     F = Y - G
     xi = np.max(F + 1.0 - Y - (F * Y).sum(axis=1, keepdims=True), axis=1)   # max_r [1 - d_ry + f_r - f_y] >= 0
-    quad = (T * F).sum()
-    return 0.5 * quad + Cv @ xi, (T * Y).sum() - 0.5 * quad
+    quad, lin = (T * F).sum(), (T * Y).sum()
+    if b is not None:
+        tb = float(T.sum(axis=0) @ b)
+        quad, lin = quad - tb, lin - tb
+    return 0.5 * quad + Cv @ xi, lin - 0.5 * quad
 
 # %% ../nbs/01_solvers.ipynb #f80265cf
-def _cs_face_newton(K, T, Y, U):
+def _cs_face_newton(K, T, Y, U, s=0.0):
     """Maximiser of the dual on the face of `T` (entries with `T == U` fixed, one equality per example): block solves
     per class and a Schur complement on the example multipliers theta. A singular class block takes a proximal
-    step instead (`K_r + delta I`, pulled towards the current `T`). Returns `(T_new or None, flops spent)`."""
+    step instead (`K_r + delta I`, pulled towards the current `T`). `Y` is the dual's linear term; the constant kernel
+    `s 11'` enters each class block. Returns `(T_new or None, flops spent)`."""
     m, c = T.shape
     free = T < U
     S = np.flatnonzero(free.sum(axis=1) >= 2)             # examples with a free direction inside their simplex
@@ -904,7 +924,7 @@ def _cs_face_newton(K, T, Y, U):
     Tfix = T.copy()
     Tfix[S] = np.where(free[S], 0.0, T[S])
     target = -np.where(free[S], 0.0, U[S]).sum(axis=1)    # the free entries of example i sum to this
-    B = Y - K @ Tfix
+    B = _cs_grad(K, Tfix, Y, s)
     M = np.zeros((S.size, S.size))
     rhs = -target
     flops = 2.0 * m * m * c + float(S.size) ** 3 / 3
@@ -914,6 +934,8 @@ def _cs_face_newton(K, T, Y, U):
         if Sr.size == 0:
             continue
         Kr = K[np.ix_(Sr, Sr)]
+        if s:
+            Kr += s
         b_r = B[Sr, r]
         L, info = sla.lapack.dpotrf(Kr, lower=1, clean=1)
         if info != 0:                                   # singular block: proximal step
@@ -943,20 +965,23 @@ def _cs_face_newton(K, T, Y, U):
     return Tn, flops
 
 # %% ../nbs/01_solvers.ipynb #915b9209
-def _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C):
+def _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C, s=0.0, b=None):
     """From a face-Newton point `Tn`: (a) the step along the face until a bound blocks, (b) the projected point with an
-    exact line search; the feasible candidate of largest dual value if it improves on `dual`. Returns `(T, G, dual)`."""
-    cands = []
+    exact line search; the feasible candidate of largest dual value if it improves on `dual` (`s`, `b`: as in `_cs_sdm`).
+    Returns `(T, G, dual)`."""
+    cands, A = [], Y if b is None else Y - b
     D_ = Tn - T
     over = D_ > 0
     ratio = np.where(over, (U - T) / np.where(over, D_, 1.0), np.inf)
-    s = min(1.0, ratio.min())
-    Ta = np.minimum(T + s * D_, U)
-    Ta[ratio <= s] = U[ratio <= s]
-    cands.append((Ta, Y - K @ Ta))
+    step = min(1.0, ratio.min())
+    Ta = np.minimum(T + step * D_, U)
+    Ta[ratio <= step] = U[ratio <= step]
+    cands.append((Ta, _cs_grad(K, Ta, A, s)))
     Tp = crammer_singer_project(Tn, codes, Cv)
     Dp = Tp - T
     KD = K @ Dp
+    if s:
+        KD += s * Dp.sum(axis=0)
     num, den = (G * Dp).sum(), (Dp * KD).sum()
     if num > 0 and den > 0:
         sp_ = min(1.0, num / den)
@@ -964,19 +989,20 @@ def _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C):
     for Tc, Gc in cands:
         if np.abs(Tc.sum(axis=1)).max() > 1e-12 * C * Y.shape[1]:
             continue                                        # an inaccurate face solve: not feasible, not a candidate
-        Pc, Dc = _cs_values(Tc, Y, Gc, Cv)
+        Pc, Dc = _cs_values(Tc, Y, Gc, Cv, b)
         if Dc > dual:
             T, G, dual = Tc, Gc, Dc
     return T, G, dual
 
 
-def _cs_sweep(K, T, G, W, codes, C, dinv):
+def _cs_sweep(K, T, G, W, codes, C, dinv, s=0.0):
     """Solve the sub-problem of every example in the working set `W` exactly, in turn; `(T, G)` updated in place.
 
     Each sub-problem is a projection of c numbers (the sorting rule of `crammer_singer_project`), done on Python floats:
     for c ~ 5 the overhead of a dozen numpy calls per example outweighs the arithmetic (this way a sweep of 16 examples
     at m = 4000, c = 5 took 1.4-2x less time). The operations and their order are those of the vectorised rule
-    (cumulative sum, then C added), so the result is the same to the last bit."""
+    (cumulative sum, then C added), so the result is the same to the last bit. `s`: the constant kernel `s 11'`
+    (`dinv` then holds `1 / (K_ii + s)`)."""
     ks = range(1, T.shape[1] + 1)
     KWr = K[W]                                              # the working set's rows: contiguous (K is symmetric)
     KW = KWr[:, W]
@@ -987,30 +1013,37 @@ def _cs_sweep(K, T, G, W, codes, C, dinv):
         v = [t + g * di for t, g in zip(TW[a].tolist(), GW[a].tolist())]   # unconstrained maximiser of the sub-problem
         z = v.copy()
         z[yi] -= C
-        zs, s, th = sorted(z), 0.0, []
+        zs, acc, th = sorted(z), 0.0, []
         for k, zk in zip(ks, zs):
-            s += zk
-            th.append((C + s) / k)
+            acc += zk
+            th.append((C + acc) / k)
         theta = th[sum(zk < tk for zk, tk in zip(zs, th)) - 1]   # the support {z_(j) < theta_j} is a prefix
         tn = [min(vr - theta, 0.0) for vr in v]
         tn[yi] = min(C, v[yi] - theta)
         tn = np.array(tn)
-        GW -= KW[:, a, None] * (tn - TW[a])                 # keep the working set's gradient rows exact
+        dn = tn - TW[a]
+        GW -= KW[:, a, None] * dn                           # keep the working set's gradient rows exact
+        if s:
+            GW -= s * dn
         TW[a] = tn
     T[W] = TW
     G -= KWr.T @ (TW - TW0)                                 # one BLAS update of the m x c gradient
+    if s:
+        G -= s * (TW - TW0).sum(axis=0)
     return T, G
 
 # %% ../nbs/01_solvers.ipynb #4f296d28
-def _cs_sdm(K, codes, C, T, tol, max_iter, q):
+def _cs_sdm(K, codes, C, T, tol, max_iter, q, s=0.0, b=None):
     """The sequential dual method with a face-Newton step every m updates, from a feasible `T`, until the gap meets
-    `tol` or `max_iter` example updates. Returns `(T, primal, dual, n_iter, n_newton)`."""
+    `tol` or `max_iter` example updates. The kernel is `K + s 11'` (never formed); fixed offsets `b` (c,) shift the
+    linear term to `Y - 1 b'`. Returns `(T, primal, dual, n_iter, n_newton)`."""
     m, c = T.shape
     Y = np.zeros((m, c))
     Y[np.arange(m), codes] = 1.0
     U, Cv = C * Y, np.full(m, C)
-    G = Y - K @ T
-    d = np.diag(K)
+    A = Y if b is None else Y - b
+    G = _cs_grad(K, T, A, s)
+    d = np.diag(K) + s if s else np.diag(K)
     dinv = 1.0 / np.maximum(d, 1e-12 * max(d.max(), np.finfo(float).tiny))
     n_iter = n_newton = since_newton = 0
     newton_every, stuck = m, False
@@ -1020,19 +1053,19 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q):
     while True:
         if since_check >= check_every or since_newton >= newton_every or n_iter >= max_iter or stuck:
             since_check = 0
-            primal, dual = _cs_values(T, Y, G, Cv)
+            primal, dual = _cs_values(T, Y, G, Cv, b)
             if _rel_gap(primal, dual) <= tol or n_iter >= max_iter or stuck:
-                G = Y - K @ T                               # refresh the drifted gradient before certifying
-                primal, dual = _cs_values(T, Y, G, Cv)
+                G = _cs_grad(K, T, A, s)                    # refresh the drifted gradient before certifying
+                primal, dual = _cs_values(T, Y, G, Cv, b)
                 if _rel_gap(primal, dual) <= tol or n_iter >= max_iter or stuck:
                     return T, primal, dual, n_iter, n_newton
         if since_newton >= newton_every:                    # face-Newton step: exact on the current face
             since_newton = 0
-            Tn, flops = _cs_face_newton(K, T, Y, U)
+            Tn, flops = _cs_face_newton(K, T, A, U, s)
             newton_every = max(m, int(flops / update_flops))  # Newton steps take at most about half the work
             if Tn is not None:
                 n_newton += 1
-                T, G, dual = _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C)
+                T, G, dual = _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C, s, b)
                 since_check = check_every                   # certify the new point next
                 continue
         # sequential dual method: the `q` examples with the largest KKT violation, each solved exactly
@@ -1043,11 +1076,59 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q):
         if W.size == 0:                                     # KKT holds to round-off: nothing left to update
             stuck = True
             continue
-        T, G = _cs_sweep(K, T, G, W, codes, C, dinv)
+        T, G = _cs_sweep(K, T, G, W, codes, C, dinv, s)
         n_iter += W.size
         since_newton += W.size
         since_check += 1
 
+
+# %% ../nbs/01_solvers.ipynb #94718102
+_CS_SPLIT_TOL = 3e-3   # the offset split hands over to the full dual once its gap is this small (or `tol`, if larger)
+_CS_SPLIT_STEPS = 8    # outer steps on the offsets at most
+
+
+def _cs_full_values(K, T, Y, Cv, s):
+    "(primal, dual) of the dual with the constant kernel `s 11'` at `T`: one product with `K`."
+    return _cs_values(T, Y, _cs_grad(K, T, Y, s), Cv)
+
+
+def _cs_offsets(K, codes, C, T, tol, max_iter, q, s):
+    """The dual with the constant kernel `s 11'` split over its offsets `b = s T'1`: for fixed `b` the offset-free dual
+    (linear term `Y - 1 b'`, warm-started) solved to a loose gap, and Broyden steps on `g(b) = b / s - T(b)'1 = 0`; once
+    the full dual's gap is below `_CS_SPLIT_TOL`, `_cs_sdm` on `K + s 11'` finishes. Returns like `_cs_sdm`."""
+    m, c = T.shape
+    Y = np.eye(c)[codes]
+    Cv = np.full(m, C)
+    b, g, J = s * T.sum(axis=0), None, None
+    n_iter = n_newton = 0
+    primal, dual = _cs_full_values(K, T, Y, Cv, s)
+    best, stalls = _rel_gap(primal, dual), 0
+    for _ in range(_CS_SPLIT_STEPS):
+        tol_in = max(tol, _CS_SPLIT_TOL if g is None else min(1e-3, 1e-3 * float(np.linalg.norm(g))))
+        T, _, _, it, nn = _cs_sdm(K, codes, C, T, tol_in, max_iter - n_iter, q, b=b)
+        n_iter, n_newton = n_iter + it, n_newton + nn
+        primal, dual = _cs_full_values(K, T, Y, Cv, s)
+        gap = _rel_gap(primal, dual)
+        if gap <= tol or n_iter >= max_iter:
+            return T, primal, dual, n_iter, n_newton
+        stalls = 0 if gap < best else stalls + 1
+        best = min(best, gap)
+        if gap <= _CS_SPLIT_TOL or stalls == 2:
+            break
+        gn = b / s - T.sum(axis=0)
+        if g is not None and float(db @ db) > 0:            # secant information from the last step
+            dg = gn - g
+            if J is None:                                   # first: a multiple of I fitted to the probe step
+                alpha = float(dg @ db) / float(db @ db)
+                J = (alpha if alpha > 0 else 1.0 / s) * np.eye(c)
+            else:                                           # Broyden's rank-one update
+                J += np.outer(dg - J @ db, db) / float(db @ db)
+        g = gn
+        db = -0.1 * s * g if J is None else -np.linalg.lstsq(J, g, rcond=None)[0]   # a short probe first
+        db -= db.mean()                                     # offsets are defined up to a common shift
+        b = b + db
+    T, primal, dual, it, nn = _cs_sdm(K, codes, C, T, tol, max_iter - n_iter, q, s=s)
+    return T, primal, dual, n_iter + it, n_newton + nn
 
 # %% ../nbs/01_solvers.ipynb #a375b8db
 def _pivoted_cholesky(K, rmax: int, rtol: float = 1e-12):
@@ -1106,6 +1187,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
                         tol:float=1e-6,  # required relative duality gap (P - D) / max(1, |P|)
                         max_iter:int|None=None, # example updates allowed (default 100 m)
                         tau0=None,       # (m, c) feasible warm start (e.g. the previous solution in an outer loop)
+                        offset:float=0.0, # s >= 0: class offsets b = s T'1 from the constant kernel s 11' (never formed)
                         working_set:int=16, # examples updated between two gradient refreshes
                         fallback:bool=True, # interior point on a low-rank factor when affordable (see the text)
                         psd:str="check", # "check": refuse a K shown indefinite (sampled test); "assume": skip it
@@ -1115,6 +1197,9 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
 
     $$\max_{\mathbf T\in\mathbb R^{m\times c}}\sum_i\tau_{i,y_i}-\tfrac12\sum_{i,j}K_{ij}\,\boldsymbol\tau_i^\top\boldsymbol\tau_j
     \quad\text{s.t.}\quad\boldsymbol\tau_i\le C\mathbf e_{y_i},\;\mathbf 1^\top\boldsymbol\tau_i=0;\qquad\mathbf F=\mathbf K\mathbf T.$$
+
+    With `offset` $s>0$ the kernel is $\mathbf K+s\mathbf 1\mathbf 1^\top$ (scores $\mathbf K\mathbf T+\mathbf 1\mathbf b^\top$,
+    $\mathbf b=s\mathbf T^\top\mathbf 1$), solved by splitting off the offsets (see the text).
 
     Reference: crammer2001; keerthi2008; cortes2013m3k, Sec. 4.2 (M3K's inner problem, with $\mathbf T=C\boldsymbol\alpha$)."""
     t0 = time.perf_counter()
@@ -1126,6 +1211,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     codes, classes = check_multiclass_labels(y, m)
     C = check_positive(C, "C")
     tol = check_positive(tol, "tol")
+    s = float(check_positive(offset, "offset", allow_zero=True))
     max_iter = 100 * m if max_iter is None else check_int(max_iter, "max_iter", low=0)
     c = classes.size
     d = np.diag(K)
@@ -1134,23 +1220,29 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     T = _cs_start(tau0, codes, C, m, c)
     q = max(1, min(int(working_set), m))
     # a conic program on K ~ L L' costs ~ m c r nonzeros: affordable up to _CS_IPM_BUDGET
-    L = _pivoted_cholesky(K, rmax=max(0, _CS_IPM_BUDGET // (m * c) - 2)) if fallback else None
+    L = _pivoted_cholesky(K, rmax=max(0, _CS_IPM_BUDGET // (m * c) - 2 - (s > 0))) if fallback else None
+    if L is not None and s:
+        L = np.column_stack([L, np.full(m, np.sqrt(s))])  # K + s 11' = [L, sqrt(s) 1][L, sqrt(s) 1]'
     solver, used_ipm = "sequential dual + face Newton", False
     if L is not None and L.shape[1] <= m // 2 and tau0 is None:   # low rank: coordinate ascent would crawl
         T_ipm = _cs_interior_point(L, codes, C, c)
         if T_ipm is not None:
             T, solver, used_ipm = T_ipm, "interior point (low-rank factor) + " + solver, True
     first = max_iter if L is None or used_ipm else min(max_iter, 20 * m)
-    T, primal, dual, n_iter, n_newton = _cs_sdm(K, codes, C, T, tol, first, q)
+    if s and not used_ipm:
+        T, primal, dual, n_iter, n_newton = _cs_offsets(K, codes, C, T, tol, first, q, s)
+        solver += " (offsets split off)"
+    else:
+        T, primal, dual, n_iter, n_newton = _cs_sdm(K, codes, C, T, tol, first, q, s=s)
     if _rel_gap(primal, dual) > tol and L is not None and not used_ipm:   # stalled: the interior point, then polish
         T_ipm = _cs_interior_point(L, codes, C, c)
         if T_ipm is not None:
-            T2, P2, D2, it2, nn2 = _cs_sdm(K, codes, C, T_ipm, tol, max(max_iter - n_iter, 0), q)
+            T2, P2, D2, it2, nn2 = _cs_sdm(K, codes, C, T_ipm, tol, max(max_iter - n_iter, 0), q, s=s)
             n_iter, n_newton = n_iter + it2, n_newton + nn2
             if _rel_gap(P2, D2) < _rel_gap(primal, dual):
                 T, primal, dual, solver = T2, P2, D2, solver + " + interior point (low-rank factor)"
     res = CrammerSingerResult(objective=dual, primal=primal, tau=T, classes=classes, n_iter=n_iter,
-                              n_newton=n_newton, solver=solver)
+                              n_newton=n_newton, solver=solver, offset=s)
     gap = _rel_gap(primal, dual)
     if gap > tol:
         res.message = (f"stopped after max_iter={max_iter} example updates; raise max_iter or loosen tol"

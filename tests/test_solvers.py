@@ -374,3 +374,60 @@ def test_cholesky_factor_solves_on_both_routes_and_refuses_a_matrix_that_is_not_
         np.testing.assert_array_equal(A, A0)
         with pytest.raises(np.linalg.LinAlgError):
             S.cholesky_factor(A - 2.0 * np.eye(60))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_crammer_singer_offsets_split_off_solve_the_formed_kernel_s_problem(seed):
+    """`offset=s` (the constant kernel s 11' never formed; the offsets split off and found by Broyden steps) reaches the
+    optimum of the dual on `K + s`: same value, same scores, offsets `s T'1`, warm starts included; the caller's K is
+    not touched, and `offset=0` is the plain solver, bit for bit."""
+    rng = np.random.default_rng(seed)
+    m, c = int(rng.integers(60, 200)), int(rng.integers(2, 6))
+    C, s = float(rng.choice([0.5, 1.0, 10.0])), float(rng.choice([0.5, 1.0, 4.0]))
+    X = rng.standard_normal((m, 5))
+    y = rng.integers(0, c, m)
+    X[:, :min(c, 5)] += 1.5 * np.eye(c)[y][:, :min(c, 5)]
+    K = rbf_kernel(X, gamma=0.3)
+    K0 = K.copy()
+    r = crammer_singer_dual(K, y, C=C, tol=1e-9, offset=s, fallback=False)
+    ref = crammer_singer_dual(K + s, y, C=C, tol=1e-9, fallback=False)
+    assert r.converged and ref.converged and "offsets split off" in r.solver
+    np.testing.assert_array_equal(K, K0)
+    assert abs(r.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+    assert r.gap <= 1e-9 and abs(r.primal - r.objective) <= 1e-8 * max(1.0, abs(r.primal))
+    np.testing.assert_allclose(r.intercept, s * r.tau.sum(axis=0), rtol=0, atol=1e-15)
+    F, F_ref = r.decision_function(K[:25]), (K[:25] + s) @ ref.tau
+    np.testing.assert_allclose(F, F_ref, rtol=0, atol=1e-5 * max(1.0, np.abs(F_ref).max()))
+    warm = crammer_singer_dual(0.9 * K + 0.1 * np.eye(m), y, C=C, tol=1e-9, offset=s, tau0=r.tau, fallback=False)
+    cold = crammer_singer_dual(0.9 * K + 0.1 * np.eye(m), y, C=C, tol=1e-9, offset=s, fallback=False)
+    assert warm.converged and abs(warm.objective - cold.objective) <= 1e-8 * abs(cold.objective)
+    plain, zero = crammer_singer_dual(K, y, C=C, fallback=False), crammer_singer_dual(K, y, C=C, offset=0.0, fallback=False)
+    np.testing.assert_array_equal(plain.tau, zero.tau)
+    assert zero.offset == 0.0 and not zero.intercept.any()
+
+
+def test_crammer_singer_offset_enters_the_sweep_and_the_face_newton_step_as_the_formed_kernel():
+    "The rank-one terms of s 11' in a sweep and in a face-Newton step give what the formed K + s gives (round-off only)."
+    from mklbook.solvers import _cs_face_newton, _cs_grad, _cs_sweep, crammer_singer_project
+    rng = np.random.default_rng(3)
+    m, c, C, s = 90, 4, 1.0, 2.0
+    K = rbf_kernel(rng.standard_normal((m, 4)), gamma=0.5)
+    codes = rng.integers(0, c, m)
+    Y = np.eye(c)[codes]
+    T = crammer_singer_project(C * rng.standard_normal((m, c)), codes, np.full(m, C))
+    G, Gf = _cs_grad(K, T, Y, s), Y - (K + s) @ T
+    np.testing.assert_allclose(G, Gf, rtol=0, atol=1e-12)
+    W = rng.choice(m, size=16, replace=False)
+    T1, G1 = _cs_sweep(K, T.copy(), G.copy(), W, codes, C, 1.0 / (np.diag(K) + s), s)
+    T2, G2 = _cs_sweep(K + s, T.copy(), Gf.copy(), W, codes, C, 1.0 / np.diag(K + s))
+    np.testing.assert_allclose(T1, T2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(G1, G2, rtol=0, atol=1e-11)
+    N1, _ = _cs_face_newton(K, T1, Y, C * Y, s)
+    N2, _ = _cs_face_newton(K + s, T1, Y, C * Y)
+    np.testing.assert_allclose(N1, N2, rtol=0, atol=1e-7 * max(1.0, np.abs(N2).max()))
+
+
+def test_crammer_singer_refuses_a_negative_offset():
+    K = rbf_kernel(np.random.default_rng(0).standard_normal((20, 3)))
+    with pytest.raises(ValueError, match="offset"):
+        crammer_singer_dual(K, np.arange(20) % 3, offset=-1.0)
