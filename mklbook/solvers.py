@@ -994,7 +994,7 @@ def _cs_newton_candidates(K, T, G, Y, U, Tn, codes, Cv, dual, C, s=0.0, b=None):
             T, G, dual = Tc, Gc, Dc
     return T, G, dual
 
-
+# %% ../nbs/01_solvers.ipynb #e9d58c26
 def _cs_sweep(K, T, G, W, codes, C, dinv, s=0.0):
     """Solve the sub-problem of every example in the working set `W` exactly, in turn; `(T, G)` updated in place.
 
@@ -1071,8 +1071,9 @@ def _cs_sdm(K, codes, C, T, tol, max_iter, q, s=0.0, b=None):
         # sequential dual method: the `q` examples with the largest KKT violation, each solved exactly
         # (over the c columns one at a time: a row-wise reduction over c ~ 5 entries is 4x slower in numpy)
         psi = functools.reduce(np.maximum, np.where(T < U, G, -np.inf).T) - functools.reduce(np.minimum, G.T)
-        W = np.argpartition(psi, m - q)[m - q:] if q < m else np.arange(m)
-        W = W[psi[W] > 0]
+        W = np.flatnonzero(psi > 0)                         # the violators; selecting among them alone matters
+        if W.size > q:                                      # late on, when most psi are exactly 0 and would make
+            W = W[np.argpartition(psi[W], W.size - q)[W.size - q:]]   # introselect degenerate (10x slower)
         if W.size == 0:                                     # KKT holds to round-off: nothing left to update
             stuck = True
             continue
@@ -1165,6 +1166,14 @@ def _cs_interior_point(L, codes, C, c):
         return None
     return crammer_singer_project(np.asarray(T.value), codes, np.full(m, C))
 
+
+def _cs_factor(K, c, s):
+    """A factor `L` with `L L' ~ K + s 11'` (pivoted Cholesky of `K`, then the column `sqrt(s) 1`) when its rank keeps
+    the conic program (about m c r nonzeros) within `_CS_IPM_BUDGET`; None otherwise."""
+    m = K.shape[0]
+    L = _pivoted_cholesky(K, rmax=max(0, _CS_IPM_BUDGET // (m * c) - 2 - (s > 0)))
+    return L if L is None or not s else np.column_stack([L, np.full(m, np.sqrt(s))])
+
 # %% ../nbs/01_solvers.ipynb #ee91049d
 def _cs_start(tau0, codes, C, m, c):
     "A feasible starting dual `T (m, c)`: zero, or the given warm start after checking it (and projecting round-off)."
@@ -1198,8 +1207,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     $$\max_{\mathbf T\in\mathbb R^{m\times c}}\sum_i\tau_{i,y_i}-\tfrac12\sum_{i,j}K_{ij}\,\boldsymbol\tau_i^\top\boldsymbol\tau_j
     \quad\text{s.t.}\quad\boldsymbol\tau_i\le C\mathbf e_{y_i},\;\mathbf 1^\top\boldsymbol\tau_i=0;\qquad\mathbf F=\mathbf K\mathbf T.$$
 
-    With `offset` $s>0$ the kernel is $\mathbf K+s\mathbf 1\mathbf 1^\top$ (scores $\mathbf K\mathbf T+\mathbf 1\mathbf b^\top$,
-    $\mathbf b=s\mathbf T^\top\mathbf 1$), solved by splitting off the offsets (see the text).
+    `offset` $s>0$: kernel $\mathbf K+s\mathbf 1\mathbf 1^\top$, offsets $\mathbf b=s\mathbf T^\top\mathbf 1$ split off (see the text).
 
     Reference: crammer2001; keerthi2008; cortes2013m3k, Sec. 4.2 (M3K's inner problem, with $\mathbf T=C\boldsymbol\alpha$)."""
     t0 = time.perf_counter()
@@ -1214,30 +1222,23 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     s = float(check_positive(offset, "offset", allow_zero=True))
     max_iter = 100 * m if max_iter is None else check_int(max_iter, "max_iter", low=0)
     c = classes.size
-    d = np.diag(K)
-    if d.min() < -1e-12 * max(d.max(), 1.0):
+    if (d := np.diag(K)).min() < -1e-12 * max(d.max(), 1.0):
         raise ValueError(f"K has a negative diagonal entry ({d.min():.3g}); a kernel matrix is PSD, so K(x, x) >= 0.")
     T = _cs_start(tau0, codes, C, m, c)
     q = max(1, min(int(working_set), m))
-    # a conic program on K ~ L L' costs ~ m c r nonzeros: affordable up to _CS_IPM_BUDGET
-    L = _pivoted_cholesky(K, rmax=max(0, _CS_IPM_BUDGET // (m * c) - 2 - (s > 0))) if fallback else None
-    if L is not None and s:
-        L = np.column_stack([L, np.full(m, np.sqrt(s))])  # K + s 11' = [L, sqrt(s) 1][L, sqrt(s) 1]'
+    L = _cs_factor(K, c, s) if fallback else None
     solver, used_ipm = "sequential dual + face Newton", False
     if L is not None and L.shape[1] <= m // 2 and tau0 is None:   # low rank: coordinate ascent would crawl
         T_ipm = _cs_interior_point(L, codes, C, c)
         if T_ipm is not None:
             T, solver, used_ipm = T_ipm, "interior point (low-rank factor) + " + solver, True
     first = max_iter if L is None or used_ipm else min(max_iter, 20 * m)
-    if s and not used_ipm:
-        T, primal, dual, n_iter, n_newton = _cs_offsets(K, codes, C, T, tol, first, q, s)
-        solver += " (offsets split off)"
-    else:
-        T, primal, dual, n_iter, n_newton = _cs_sdm(K, codes, C, T, tol, first, q, s=s)
+    split = bool(s) and not used_ipm                   # offsets split off the coordinate method (see the text)
+    T, primal, dual, n_iter, n_newton = (_cs_offsets if split else _cs_sdm)(K, codes, C, T, tol, first, q, s)
+    solver += " (offsets split off)" if split else ""
     if _rel_gap(primal, dual) > tol and L is not None and not used_ipm:   # stalled: the interior point, then polish
-        T_ipm = _cs_interior_point(L, codes, C, c)
-        if T_ipm is not None:
-            T2, P2, D2, it2, nn2 = _cs_sdm(K, codes, C, T_ipm, tol, max(max_iter - n_iter, 0), q, s=s)
+        if (T_ipm := _cs_interior_point(L, codes, C, c)) is not None:
+            T2, P2, D2, it2, nn2 = _cs_sdm(K, codes, C, T_ipm, tol, max(max_iter - n_iter, 0), q, s)
             n_iter, n_newton = n_iter + it2, n_newton + nn2
             if _rel_gap(P2, D2) < _rel_gap(primal, dual):
                 T, primal, dual, solver = T2, P2, D2, solver + " + interior point (low-rank factor)"
@@ -1245,9 +1246,8 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
                               n_newton=n_newton, solver=solver, offset=s)
     gap = _rel_gap(primal, dual)
     if gap > tol:
-        res.message = (f"stopped after max_iter={max_iter} example updates; raise max_iter or loosen tol"
-                       + ("" if L is not None else " (the kernel's rank is too high for the interior-point fallback)")
-                       + ".")
+        res.message = (f"stopped after max_iter={max_iter} example updates; raise max_iter or loosen tol" + (
+            "." if L is not None else " (the kernel's rank is too high for the interior-point fallback)."))
     return apply_certificate(res, gap, tol, t0, warn, "max_iter", psd=psd)
 
 # %% ../nbs/01_solvers.ipynb #20793c49
