@@ -431,3 +431,16 @@ def test_crammer_singer_refuses_a_negative_offset():
     K = rbf_kernel(np.random.default_rng(0).standard_normal((20, 3)))
     with pytest.raises(ValueError, match="offset"):
         crammer_singer_dual(K, np.arange(20) % 3, offset=-1.0)
+
+
+def test_crammer_singer_working_set_is_the_q_largest_positive_violations():
+    "The working set: the q largest positive psi (all of them when fewer), whatever share of psi is exactly 0."
+    from mklbook.solvers import _cs_working_set
+    rng = np.random.default_rng(0)
+    for zeros in (0.0, 0.5, 0.95, 1.0):
+        psi = np.where(rng.random(500) < zeros, 0.0, rng.random(500))
+        pos = np.flatnonzero(psi > 0)
+        for q in (1, 16, 499, 600):
+            W = _cs_working_set(psi, q)
+            assert set(W.tolist()) == set(pos[np.argsort(-psi[pos])[:q]].tolist())
+            assert (psi[W] > 0).all()
