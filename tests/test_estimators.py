@@ -90,8 +90,13 @@ def test_past_the_memory_budget_the_weights_come_from_a_row_sample_and_the_machi
     assert peak < 8.0 * n * n * probe._budget_matrices(X) + 12 * 8 * m * m, peak   # the sample's stack, a few m x m
     coef = est.tau_ if hasattr(est, "tau_") else est.coef_ if hasattr(est, "coef_") else est.result_.coef
     assert coef.shape[0] == m                                              # the machine has every row
-    gap = est.machine_.gap if hasattr(est, "machine_") else est.result_.machine_gap
-    assert gap <= 1e-6
+    from mklbook.solvers import CrammerSingerResult
+    machine = getattr(est, "machine_", None)
+    gap = machine.gap if machine is not None else est.result_.machine_gap
+    if isinstance(machine, CrammerSingerResult):   # M3K: certified to the estimator's own tol (the solver stops there)
+        assert machine.status == "optimal" and machine.tol == est.tol and gap <= est.tol
+    else:                                          # the SVM/SVR machines: libsvm + polish, exact to round-off
+        assert gap <= 1e-6
     assert est.score(X[m:], y[m:]) >= exact.score(X[m:], y[m:]) - 0.03
     with pytest.raises(ValueError, match="memory_budget"):
         Est(memory_budget=1e4).fit(X[:m], y[:m])
