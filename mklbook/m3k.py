@@ -921,5 +921,5 @@ def _fit_sampled(self: M3KClassifier, X, y):
         warnings.warn(f"M3KClassifier: the Crammer-Singer machine on every row stopped with status "
                       f"{self.machine_.status!r} (gap {self.machine_.gap:.1e}).", ConvergenceWarning, stacklevel=2)
     self.result_, self.n_iter_ = sample.result_, sample.n_iter_
-    self.tau_, self.intercept_ = self.machine_.tau, s * self.machine_.tau.sum(axis=0)
+    self.tau_, self.intercept_ = self.machine_.tau, self.machine_.intercept
     return self

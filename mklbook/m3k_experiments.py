@@ -93,7 +93,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
             warnings.warn(f"UniformCSClassifier: status {self.result_.status!r} (gap {self.result_.gap:.1e}).",
                           ConvergenceWarning, stacklevel=2)
         self.tau_ = self.result_.tau
-        self.intercept_ = s * self.tau_.sum(axis=0)
+        self.intercept_ = self.result_.intercept                 # s T'1, the offsets of the constant kernel
         return self
 
 # %% ../nbs/41_m3k_experiments.ipynb #7ee21e7b
