@@ -24,7 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterval
 from .kernels import (FeatureStack, KernelBank, center, centered_gram, centered_products, check_array_2d, check_int,
                       check_positive, check_psd, check_stack, check_weights, combine)
-from .solvers import _check_targets, label_assumed, cholesky_factor
+from .solvers import _check_targets, label_assumed, cholesky_factor, one_blas_pool
 
 # %% auto #0
 __all__ = ['alignment', 'target_matrix', 'alignment_stats', 'combined_alignment', 'align_weights', 'align_from_stats',
@@ -445,6 +445,7 @@ def _alignment_krr_inputs(Ks, y, eta, eta1, eta2, tol, max_iter, psd):
     return Ks, y, check_positive(tol, "tol"), check_int(max_iter, "max_iter", low=0)
 
 # %% ../nbs/10_alignment.ipynb #42962848
+@one_blas_pool()
 def alignment_krr(Ks,                    # (p, m, m) stack of PSD training kernels
                   y,                     # (m,) real targets
                   eta: float = 1.0,    # eta >= 0 (the paper's gamma), weight of the alignment term
@@ -556,6 +557,7 @@ def _weights_from_stats(self: AlignMKL, a, M, Y):
 
 # %% ../nbs/10_alignment.ipynb #f69ea743
 @patch
+@one_blas_pool()
 def fit(self: AlignMKL,
         X,  # (m, d) training inputs
         y,  # (m,) class labels or real targets, as the second stage expects
@@ -696,6 +698,7 @@ class AlignmentKRR(KernelStackEstimator):
         tags.regressor_tags = RegressorTags()
         return tags
 
+    @one_blas_pool()
     def fit(self, X,  # training inputs (m, d)
             y):       # real training targets (m,)
         "Solve (9) on standardised targets and trace-m kernels; store `weights_`, `dual_coef_` and `result_`."

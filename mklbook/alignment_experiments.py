@@ -240,6 +240,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from .solvers import one_blas_pool
 from .estimators import NumberInterval, check_classification_target, _text_label, validate_numeric
 
 # %% ../nbs/13_alignment_experiments.ipynb #f0f8dcf2
@@ -342,6 +343,7 @@ def _fit_columns(self: RankOneMKL, X, y):
 
 # %% ../nbs/13_alignment_experiments.ipynb #a84b4bd4
 @patch
+@one_blas_pool()
 def fit(self: RankOneMKL, X,  # (m, p) feature matrix, dense or sparse (e.g. bigram counts)
         y):                  # (m,) targets (regression) or binary labels (classification)
     r"""Learn the weights by `method`, then fit the second stage on $\mathbf Z\,\mathrm{diag}(\mu)\,\mathbf Z^\top$."""

@@ -23,7 +23,7 @@ from .alignment import AlignMKL
 from .estimators import CombinedKernelModel, NumberInterval, check_classification_target
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive, check_psd, check_stack,
                       check_weights, stack_combine, stack_quad)
-from .solvers import (_STATIONARY, cholesky_factor, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
+from .solvers import (_STATIONARY, cholesky_factor, one_blas_pool, _check_targets, kernel_ridge, kernel_ridge_path, label_assumed, simplex_cutting_planes,
                              solve_lp, svm_dual)
 
 # %% auto #0
@@ -91,6 +91,7 @@ def _check_mkl_stack(Ks, psd: str = "check") -> tuple:
     return Ks, bool(check_psd(Ks, psd))
 
 
+@one_blas_pool()
 def l1_mkl(Ks,                     # (p, m, m) stack of training kernels, or a FeatureStack
            y,                      # (m,) binary labels
            C: float = 1.0,         # SVM regularisation constant
@@ -360,6 +361,7 @@ def _l2_newton(Ks, y, lam, mu0, Lambda, scale, tol, max_iter, reuse_factor=True,
     return mu, a, res, it, n_solves, n_factor
 
 # %% ../nbs/12_baselines.ipynb #ef35888e
+@one_blas_pool()
 def l2_krr_mkl(Ks,                   # (p, m, m) stack of training kernels, or a FeatureStack
                y,                    # (m,) real targets
                lam: float = 1.0,     # KRR ridge lambda
@@ -479,6 +481,7 @@ class L1MKL(CombinedKernelModel):
 
 # %% ../nbs/12_baselines.ipynb #5d7e2b57
 @patch
+@one_blas_pool()
 def fit(self: L1MKL,
         X,  # (m, d) training inputs
         y,  # (m,) binary labels
@@ -617,6 +620,7 @@ def _choose_lam(self: L2KRRMKL,
     return ridge_by_loo(K, y[idx])
 
 @patch
+@one_blas_pool()
 def fit(self: L2KRRMKL,
         X,  # (m, d) training inputs
         y,  # (m,) real targets

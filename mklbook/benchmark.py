@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .alignment import AlignMKL, AlignmentKRR
-from .solvers import ASSUMED, CONVERGED_LOCAL
+from .solvers import ASSUMED, CONVERGED_LOCAL, one_blas_pool
 from .alignment_experiments import RankOneMKL
 from .estimators import validate_numeric
 from .baselines import L1MKL, L2KRRMKL, UniformMKL
@@ -236,6 +236,7 @@ class RegressionClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
+    @one_blas_pool()
     def fit(self,
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels

@@ -29,7 +29,7 @@ from .estimators import CombinedKernelModel, KernelStackEstimator, NumberInterva
 from .kernels import (FeatureStack, check_array_2d, check_binary_labels, check_int, check_positive,
                              check_stack, check_weights, stack_combine, stack_quad)
 from .pep import IFKLResult, _Binary, _IFKLBase, ifkl
-from .solvers import (KernelExpansionResult, cholesky_factor, SolverError, _check_C, _check_targets, apply_certificate,
+from .solvers import (KernelExpansionResult, cholesky_factor, one_blas_pool, SolverError, _check_C, _check_targets, apply_certificate,
                              kernel_ridge, simplex_cutting_planes, solve_lp, svm_dual)
 
 # %% auto #0
@@ -245,6 +245,7 @@ def _kloft_loop(solve, P, q, tol, max_iter, accelerate):
     return best[0], best[1], upper, lower, np.array(hist), it
 
 # %% ../nbs/14_classic_mkl.ipynb #89870c64
+@one_blas_pool()
 def lp_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
            y,                      # (m,) binary labels
            q: float = 2.0,         # norm of the weights, q >= 1 (1: L1-MKL)
@@ -351,6 +352,7 @@ def _square_mkl(solve, P, q, tol, max_iter, accelerate=True):
     return cp_.x, cp_.payload, cp_.objective, cp_.lower, cp_.history, cp_.n_iter
 
 # %% ../nbs/14_classic_mkl.ipynb #177cf581
+@one_blas_pool()
 def lp_mkl_square(Ks,                     # (p, m, m) stack of training kernels (PSD), or a FeatureStack
                   y,                      # (m,) real targets (+-1 for classification)
                   q: float = 2.0,         # norm of the weights, q >= 1 (1: the L1 ball)
@@ -589,6 +591,7 @@ def _gmkl_level(orc, sigma, tol, max_iter, svm_tol, lam: float = 0.3):
     return best[0], best[1], upper, lower, it, np.array(hist)
 
 # %% ../nbs/14_classic_mkl.ipynb #350973ff
+@one_blas_pool()
 def gmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
          y,                      # (m,) binary labels
          C: float = 1.0,         # SVM box bound
@@ -786,6 +789,7 @@ def _stationary(res, gap, tol, t0, warn, what):
     return res
 
 # %% ../nbs/14_classic_mkl.ipynb #60236e11
+@one_blas_pool()
 def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
           y,                      # (m,) real targets (+-1 for classification)
           lam: float = 1.0,       # KRR ridge lambda
@@ -839,6 +843,7 @@ def nlmkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
     return _stationary(res, res_, tol, t0, warn, "NLMKL's F(mu)")
 
 # %% ../nbs/14_classic_mkl.ipynb #1e9f4d15
+@one_blas_pool()
 def ikl(X,                          # (m, n_features) training inputs
         y,                          # (m,) binary labels
         C: float = 1.0,             # SVM box bound
@@ -892,6 +897,7 @@ def _two_layer_setup(Ks, radius, q, method) -> str:
     return ("quasi-newton" if q == 1 else "projected-gradient") if method == "auto" else method
 
 # %% ../nbs/14_classic_mkl.ipynb #0d6574fa
+@one_blas_pool()
 def two_layer_mkl(Ks,                     # (p, m, m) stack of training kernels (PSD)
                   y,                      # (m,) binary labels
                   C=1.0,                  # SVM box bound: a number, or (m,) per-sample bounds (class costs)
@@ -1020,6 +1026,7 @@ class _BinaryMKL(CombinedKernelModel):
         tags.classifier_tags.multi_class = False
         return tags
 
+    @one_blas_pool()
     def fit(self, X,  # training inputs (m, d)
             y):       # binary training labels (m,)
         "Learn the weights on `(X, y)` (binary labels); the SVM the solver certified at them is the model."
@@ -1220,6 +1227,7 @@ class NLMKL(CombinedKernelModel):
 
 # %% ../nbs/14_classic_mkl.ipynb #041605f3
 @patch
+@one_blas_pool()
 def fit(self: NLMKL,
         X,  # (m, d) training inputs
         y,  # (m,) real targets

@@ -24,7 +24,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from .kernels import Kernel, KernelBank, PSD_MODES, psd_violation
 from .protocol import markdown_table
-from .solvers import serial_blas_above
+from .solvers import one_blas_pool, serial_blas_above
 
 # %% auto #0
 __all__ = ['WEIGHT_ROWS', 'NumberInterval', 'validate_numeric', 'KernelStackEstimator', 'check_classification_target',
@@ -343,6 +343,7 @@ def _warn_if_memorising(K, owner: str):
 
 # %% ../nbs/04_estimators.ipynb #3f9f4ae8
 @patch
+@one_blas_pool()
 def fit(self: CombinedKernelModel,
         X,  # (m, d) training inputs
         y,  # (m,) class labels or real targets, as the second stage expects
@@ -451,6 +452,7 @@ class KernelRidgeCV(RegressorMixin, BaseEstimator):
         tags.input_tags.pairwise = True                  # X is a kernel matrix
         return tags
 
+    @one_blas_pool()
     def fit(self,
             X,  # (m, m) training kernel matrix
             y,  # (m,) real targets

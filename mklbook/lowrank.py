@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .solvers import apply_certificate
+from .solvers import apply_certificate, one_blas_pool
 from .alignment import align_from_stats, alignf_from_stats, combined_alignment, target_matrix
 from .kernels import (_VANISH, FeatureStack, Gaussian, Kernel, KernelBank, check_array_2d, check_int,
                              kernel_list, standardize_stats)
@@ -721,6 +721,7 @@ _KERNEL_BUDGET = 2 << 30   # bytes: the m x m combined kernel a precomputed-kern
 
 
 @patch
+@one_blas_pool()
 def fit(self: LowRankAlignMKL,
         X,   # (m, d) training inputs
         y,   # (m,) class labels, or real targets when the second stage is a regressor

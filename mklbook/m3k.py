@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from .estimators import KernelStackEstimator, NumberInterval
 from .kernels import (KernelBank, check_array_2d, check_int, check_multiclass_labels, check_positive, check_psd,
                              check_stack, check_weights, default_bank, psd_factor)
-from .solvers import (SolverError, SolverResult, label_assumed, crammer_singer_project, apply_certificate, crammer_singer_dual,
+from .solvers import (SolverError, SolverResult, label_assumed, one_blas_pool, crammer_singer_project, apply_certificate, crammer_singer_dual,
                              solve_lp)
 
 # %% auto #0
@@ -484,6 +484,7 @@ def _qclp(Ks, codes, classes, C, zeta0, gmax, tol, warn, solver_name="CLARABEL",
     return apply_certificate(res, gap, tol, t0, warn)
 
 # %% ../nbs/40_m3k.ipynb #9f7ecf68
+@one_blas_pool()
 def solve_m3k(Ks,                 # (p, m, m) training kernel stack (PSD)
               y,                  # (m,) class labels, c >= 2
               C:float=1.0,        # the SVM regularisation parameter of (7)
@@ -880,6 +881,7 @@ class M3KClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstimator):
 
 # %% ../nbs/40_m3k.ipynb #1918c921
 @patch
+@one_blas_pool()
 def fit(self: M3KClassifier,
         X,  # (m, d) training inputs
         y,  # (m,) class labels, two or more classes

@@ -21,7 +21,7 @@ from .estimators import KernelStackEstimator
 from .kernels import gaussian_bank
 from .m3k import PAPER_SETTINGS, CrammerSingerScores, M3KClassifier
 from .protocol import RandomSplits, RotatingFolds, comparison_table, evaluate, reproduction, save_json
-from .solvers import crammer_singer_dual
+from .solvers import crammer_singer_dual, one_blas_pool
 
 
 PAPER_TABLE1 = {  # accuracy (%) ± 1 std, 5-fold, 1000 points
@@ -76,6 +76,7 @@ class UniformCSClassifier(CrammerSingerScores, ClassifierMixin, KernelStackEstim
         self.intercept_scaling = intercept_scaling
         self.tol = tol
 
+    @one_blas_pool()
     def fit(self,
             X,  # (m, d) training inputs
             y,  # (m,) class labels, two or more classes

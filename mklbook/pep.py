@@ -30,7 +30,7 @@ from .kernels import (_psd_sample_size, Gaussian, KernelBank, Polynomial, check_
                       check_psd, check_stack, psd_violation,
                       check_weights, default_bank, gaussian_bank, kernel_list, polynomial_bank, stack_quad,
                       standardize_stats)
-from .solvers import (CONVERGED_LOCAL, SolverError, SolverResult, _check_targets, label_assumed, solve_lp, svm_dual,
+from .solvers import (CONVERGED_LOCAL, SolverError, SolverResult, one_blas_pool, _check_targets, label_assumed, solve_lp, svm_dual,
                              svr_dual)
 
 # %% auto #0
@@ -490,6 +490,7 @@ def _armijo(Ks, y, d, D, g, P, f, eta_scale, C, task, epsilon, svm_tol, sigma):
     return None, None, None, None, eta, solves
 
 # %% ../nbs/30_pep.ipynb #d3d2b906
+@one_blas_pool()
 def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e.g. normalised to trace m)
         y,                       # (m,) binary labels (classification) or real targets (regression)
         lam: float = 1.0,        # weight lambda of the PEP reward
@@ -643,6 +644,7 @@ def _pad(w, n):
     return np.r_[w, np.zeros(n - w.size)]
 
 # %% ../nbs/30_pep.ipynb #26541f46
+@one_blas_pool()
 def fkl_path(Ks,                 # (p, m, m) base kernel stack (symmetric PSD)
              y,                  # (m,) binary labels or real targets
              lams,               # the lambda grid (solved in this order)
@@ -1119,6 +1121,7 @@ def _add_columns(fams, pool, cols, peps, cands, xi, U, tol, lam, t):
         peps.append(_column_pep(fams, *th_c, None, lam, t))
 
 # %% ../nbs/30_pep.ipynb #2fd9e1a5
+@one_blas_pool()
 def ifkl(X,                          # (m, n_features) training inputs
          y,                          # (m,) binary labels or real targets
          lam: float = 1.0,           # PEP weight lambda
@@ -1271,6 +1274,7 @@ class _FKLBase(_PEPBase):
         self._refuse_non_psd("the PEP and the SVM both need PSD kernels")
         return Ks
 
+    @one_blas_pool()
     def fit(self,
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels (classifier) or real targets (regressor)
@@ -1377,6 +1381,7 @@ class _IFKLBase(_PEPBase):
         "The column pool and the machine's buffers: about 15 m x m matrices (measured: 1.8 GiB at m = 4000)."
         return 16
 
+    @one_blas_pool()
     def fit(self,
             X,   # (m, n_features) training inputs
             y):  # (m,) binary labels (classifier) or real targets (regressor)

@@ -9,6 +9,9 @@ import contextlib
 import functools
 import inspect
 import numbers
+import os
+import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, fields
@@ -24,11 +27,12 @@ from .kernels import (PSD_MODES, check_array_2d, check_binary_labels, check_int,
                       check_psd, check_stack, psd_violation)
 
 # %% auto #0
-__all__ = ['ASSUMED', 'CONVERGED_LOCAL', 'SERIAL_CHOLESKY_ROWS', 'SHARED_POOL_ROWS', 'SolverError', 'SolverResult',
-           'label_assumed', 'apply_certificate', 'serial_blas_above', 'cholesky_factor', 'KernelExpansionResult',
-           'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual', 'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath',
-           'kernel_ridge_path', 'CrammerSingerResult', 'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult',
-           'solve_lp', 'CuttingPlaneResult', 'clarabel_settings', 'simplex_cutting_planes', 'solve_qp']
+__all__ = ['ASSUMED', 'CONVERGED_LOCAL', 'SERIAL_CHOLESKY_ROWS', 'SHARED_POOL_ROWS', 'ONE_BLAS_POOL', 'SolverError',
+           'SolverResult', 'label_assumed', 'apply_certificate', 'serial_blas_above', 'cholesky_factor',
+           'one_blas_pool', 'KernelExpansionResult', 'SVMResult', 'SVRResult', 'svm_dual', 'svr_dual',
+           'KernelRidgeResult', 'kernel_ridge', 'KernelRidgePath', 'kernel_ridge_path', 'CrammerSingerResult',
+           'crammer_singer_project', 'crammer_singer_dual', 'ProgramResult', 'solve_lp', 'CuttingPlaneResult',
+           'clarabel_settings', 'simplex_cutting_planes', 'solve_qp']
 
 # %% ../nbs/01_solvers.ipynb #7875fd41
 class SolverError(RuntimeError):
@@ -232,12 +236,80 @@ def cholesky_factor(A,                    # (n, n) symmetric positive definite m
                    ):
     """`(c, lower)` for `scipy.linalg.cho_solve`: the Cholesky factor of `A`, by numpy's LAPACK up to
     `SHARED_POOL_ROWS` rows (returned as the upper factor `L^T`, Fortran-ordered: no copy in `cho_solve`), by scipy's
-    beyond; inside `serial_blas_above`. Raises `numpy.linalg.LinAlgError` when `A` is not numerically PD."""
+    beyond (with scipy's threads back inside `one_blas_pool`, below `SERIAL_CHOLESKY_ROWS`); inside
+    `serial_blas_above`. Raises `numpy.linalg.LinAlgError` when `A` is not numerically PD."""
     n = A.shape[0]
     with serial_blas_above(n):
         if n <= SHARED_POOL_ROWS:
             return np.linalg.cholesky(A).T, False
-        return sla.cho_factor(A, lower=True, overwrite_a=overwrite_a, check_finite=False)
+        with _other_pools_restored() if n < SERIAL_CHOLESKY_ROWS else contextlib.nullcontext():
+            return sla.cho_factor(A, lower=True, overwrite_a=overwrite_a, check_finite=False)
+
+# %% ../nbs/01_solvers.ipynb #bd5e6f25
+ONE_BLAS_POOL = True               # False: leave every BLAS pool's threads as they are (see the text)
+_POOLS = {}                        # threadpoolctl's view of the native pools, refreshed when modules were imported
+_POOL_STATE = {"depth": 0, "limiter": None, "threads": 1}
+_POOL_LOCK = threading.Lock()
+
+
+def _threadpools():
+    """The process's threadpoolctl controller (its native thread pools), built again only when modules were imported
+    since (one costs a millisecond to build; a later import can load another BLAS, as cvxpy's solvers do)."""
+    if _POOLS.get("modules") != len(sys.modules):
+        from threadpoolctl import ThreadpoolController
+        _POOLS.update(modules=len(sys.modules), controller=ThreadpoolController(), others=None)
+    return _POOLS["controller"]
+
+
+def _other_blas() -> list:
+    """File paths of the BLAS libraries loaded besides numpy's own (scipy's OpenBLAS, in the pip wheels); empty when
+    there is only one, or when numpy's cannot be told apart (then nothing is limited)."""
+    pools = _threadpools()
+    if _POOLS["others"] is None:
+        home = os.path.dirname(os.path.realpath(np.__file__))          # .../numpy; wheels put the library in numpy.libs
+        blas = [c.filepath for c in pools.lib_controllers if c.user_api == "blas"]
+        mine = [p for p in blas if os.path.realpath(p).startswith((home + os.sep, home + ".libs" + os.sep))]
+        _POOLS["others"] = [p for p in blas if p not in mine] if mine else []
+    return _POOLS["others"]
+
+
+@contextlib.contextmanager
+def one_blas_pool():
+    """Inside the block, every BLAS library other than numpy's runs on one thread, so that only numpy's pool has
+    threads that spin between calls (see the text). Re-entrant: the first entry sets the limit and the last exit
+    restores the threads. It acts in the main thread only: the OpenBLAS of scipy's wheel (0.3.30) ignores a thread
+    count set from another thread, so a worker thread could limit nothing and restore nothing; elsewhere the block
+    changes nothing. Also a decorator, `@one_blas_pool()`. Nothing changes with
+    one BLAS library or with `ONE_BLAS_POOL = False`."""
+    main = threading.current_thread() is threading.main_thread()
+    others = _other_blas() if ONE_BLAS_POOL and main else []
+    if not others:
+        yield
+        return
+    with _POOL_LOCK:
+        if _POOL_STATE["depth"] == 0:
+            pools = _threadpools().select(filepath=others)
+            _POOL_STATE["threads"] = max([c.num_threads for c in pools.lib_controllers], default=1)
+            _POOL_STATE["limiter"] = pools.limit(limits=1)
+        _POOL_STATE["depth"] += 1
+    try:
+        yield
+    finally:
+        with _POOL_LOCK:
+            _POOL_STATE["depth"] -= 1
+            if _POOL_STATE["depth"] == 0:
+                _POOL_STATE["limiter"].restore_original_limits()
+                _POOL_STATE["limiter"] = None
+
+
+@contextlib.contextmanager
+def _other_pools_restored():
+    "Inside `one_blas_pool`: the other BLAS libraries back at their threads for the block (one large factorisation)."
+    if _POOL_STATE["limiter"] is None or _POOL_STATE["threads"] <= 1:
+        yield
+        return
+    with _threadpools().select(filepath=_other_blas()).limit(limits=_POOL_STATE["threads"]):
+        yield
 
 # %% ../nbs/01_solvers.ipynb #70dceacb
 @dataclass(repr=False, eq=False)
@@ -564,6 +636,7 @@ _INDEFINITE = ("the quadratic term is negative, so K is indefinite: the dual is 
                "(psd='check' refuses others).")
 
 # %% ../nbs/01_solvers.ipynb #4daf6329
+@one_blas_pool()
 def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
              y,                  # (m,) binary labels (any two values; classes[1] becomes +1)
              C=1.0,              # box bound: a positive number or (m,) per-sample bounds
@@ -608,6 +681,7 @@ def svm_dual(K,                  # (m, m) training kernel matrix (symmetric)
     return apply_certificate(res, gap, tol, t0, warn, "max_iter" if hit_max else "inaccurate", indefinite, psd)
 
 # %% ../nbs/01_solvers.ipynb #046b5b69
+@one_blas_pool()
 def svr_dual(K,                  # (m, m) training kernel matrix (symmetric)
              y,                  # (m,) real targets
              C=1.0,              # box bound |beta_i| <= C: a positive number or (m,) per-sample bounds
@@ -684,6 +758,7 @@ def _krr_combine(sol, fit_intercept):
     return u - b * v, float(b)
 
 # %% ../nbs/01_solvers.ipynb #7064a266
+@one_blas_pool()
 def kernel_ridge(K,                   # (m, m) training kernel matrix (symmetric PSD)
                  y,                   # (m,) real targets (or +-1 labels)
                  lam:float,           # ridge parameter lambda > 0
@@ -765,6 +840,7 @@ class KernelRidgePath(SolverResult):
         return r
 
 # %% ../nbs/01_solvers.ipynb #bd4699f3
+@one_blas_pool()
 def kernel_ridge_path(K,                # (m, m) training kernel matrix (symmetric PSD)
                       y,                # (m,) real targets
                       lams,             # ridge parameters, each > 0
@@ -1195,6 +1271,7 @@ def _cs_start(tau0, codes, C, m, c):
 
 
 # %% ../nbs/01_solvers.ipynb #f473edd3
+@one_blas_pool()
 def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmetric PSD)
                         y,               # (m,) class labels (at least two classes)
                         C:float=1.0,     # box bound: tau_i <= C e_{y_i}

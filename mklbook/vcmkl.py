@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from .kernels import check_binary_labels, check_int, check_positive, check_psd, check_stack, psd_factor
-from .solvers import SolverResult, clarabel_settings
+from .solvers import SolverResult, _threadpools, clarabel_settings, one_blas_pool
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils._param_validation import StrOptions
@@ -1047,17 +1047,6 @@ def solve_vcmkl(Ks,                 # (p, m, m) base kernels, one per hidden sub
     return _solve_problem(prob, solver, lam0, max_iter, tol, random_state, warn, seeds, t0)
 
 # %% ../nbs/50_vcmkl.ipynb #698b8ec3
-_CONTROLLER = []                   # one threadpoolctl controller, built on first use (building one costs milliseconds)
-
-
-def _threadpools():
-    "The process's threadpoolctl controller (its native thread pools)."
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
-
-
 def _one_thread():
     "Every native pool (BLAS, OpenMP) limited to one thread inside the block: the inner QPs are small and serial."
     return _threadpools().limit(limits=1)
@@ -1232,6 +1221,7 @@ def _rule_factors(self: VCMKLClassifier, X):
 
 # %% ../nbs/50_vcmkl.ipynb #719a7f2a
 @patch
+@one_blas_pool()
 def fit(self: VCMKLClassifier,
         X,  # (n, d) training inputs
         y,  # (n,) binary labels

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from .kernels import (Gaussian, KernelBank, Polynomial, Precomputed, check_array_2d, check_binary_labels, check_int,
                       check_positive, check_stack, kernel_list, polynomial_bank)
 from .estimators import KernelStackEstimator, NumberInterval, check_classification_target, validate_numeric
-from .solvers import SolverResult, solve_lp
+from .solvers import SolverResult, one_blas_pool, solve_lp
 
 # %% auto #0
 __all__ = ['PENALTIES', 'SOLVERS', 'RademacherEstimate', 'rademacher_mc', 'rademacher_expected', 'theorem1_bound',
@@ -1006,6 +1006,7 @@ def _solve_generation(A, y, Lambda, solver, tol, max_rounds, cd_rounds, warm_sta
     return out
 
 # %% ../nbs/20_vkr.ipynb #ddc0c7a6
+@one_blas_pool()
 def solve_vkr(Ks,                    # (p, m, m) training stack, Ks[k, i, j] = K_k(x_i, x_j), any real kernels; or an ImplicitStack
               y,                     # (m,) binary labels (classes[1] becomes +1)
               penalties,             # (p,) complexities r_k (or a scalar for all)
@@ -1193,6 +1194,7 @@ def solve(self: _WarmLP, Lambda, tol, batch, max_rounds):
     return coef, u, rounds, priced
 
 # %% ../nbs/20_vkr.ipynb #48b3c51e
+@one_blas_pool()
 def vkr_path(Ks,                   # (p, m, m) training stack (or an ImplicitStack)
              y,                    # (m,) binary labels
              penalties,            # (p,) complexities r_k (or a scalar)
@@ -1547,6 +1549,7 @@ def _scaled(self: VKRClassifier, X):
 
 
 @patch
+@one_blas_pool()
 def fit(self: VKRClassifier,
         X,   # (m, d) training inputs (sample indices for Precomputed kernels)
         y,   # (m,) binary labels

@@ -444,3 +444,72 @@ def test_crammer_singer_working_set_is_the_q_largest_positive_violations():
             W = _cs_working_set(psi, q)
             assert set(W.tolist()) == set(pos[np.argsort(-psi[pos])[:q]].tolist())
             assert (psi[W] > 0).all()
+
+
+# --- one_blas_pool: scipy's BLAS on one thread inside the solvers and the estimators' fits --------------------------
+def _blas_threads():
+    from mklbook.solvers import _threadpools
+    return {c.filepath: c.get_num_threads() for c in _threadpools().lib_controllers if c.user_api == "blas"}
+
+
+def test_one_blas_pool_limits_only_the_other_libraries_and_restores_them():
+    from threadpoolctl import threadpool_limits
+    from mklbook.solvers import _other_blas, one_blas_pool
+    others = _other_blas()
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        with one_blas_pool():
+            inside = _blas_threads()
+            with one_blas_pool():
+                pass
+            assert _blas_threads() == inside                       # an inner exit keeps the limit
+        assert _blas_threads() == before
+    assert all(inside[p] == 1 for p in others)
+    assert all(inside[p] == before[p] for p in before if p not in others)   # numpy's pool keeps its threads
+
+
+def test_one_blas_pool_can_be_switched_off(monkeypatch):
+    from threadpoolctl import threadpool_limits
+    import mklbook.solvers as S
+    monkeypatch.setattr(S, "ONE_BLAS_POOL", False)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        with S.one_blas_pool():
+            assert _blas_threads() == before
+
+
+def test_a_fit_and_a_solver_leave_the_pools_as_they_found_them():
+    from threadpoolctl import threadpool_limits
+    from mklbook.classic_mkl import GMKL
+    from sklearn.datasets import make_classification
+    X, y = make_classification(120, 5, random_state=0)
+    K, _, yb, _ = binary_problem(60, 1)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        GMKL().fit(X, y)
+        assert _blas_threads() == before
+        svm_dual(K, yb, C=1.0)
+        assert _blas_threads() == before
+        with pytest.raises(ValueError):                            # an error inside the block restores them too
+            svm_dual(K, yb, C=-1.0)
+        assert _blas_threads() == before
+
+
+def test_large_factorisations_get_scipys_threads_back(monkeypatch):
+    from threadpoolctl import threadpool_limits
+    import mklbook.solvers as S
+    others = S._other_blas()
+    if not others:
+        pytest.skip("one BLAS library: nothing is limited")
+    seen = []
+    real = S.sla.cho_factor
+    monkeypatch.setattr(S, "SHARED_POOL_ROWS", 8)                  # send a small factorisation to scipy
+    monkeypatch.setattr(S.sla, "cho_factor",
+                        lambda *a, **k: (seen.append(max(_blas_threads()[p] for p in others)), real(*a, **k))[1])
+    A = np.eye(20) + 0.1
+    with threadpool_limits(limits=2, user_api="blas"):
+        with S.one_blas_pool():
+            c, lower = S.cholesky_factor(A)
+            assert all(_blas_threads()[p] == 1 for p in others)    # limited again after it
+    assert seen == [2]          # (a single-threaded build among the others stays at 1; scipy's gets its 2 back)
+    np.testing.assert_allclose(S.sla.cho_solve((c, lower), np.ones(20)), np.linalg.solve(A, np.ones(20)))
