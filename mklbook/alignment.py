@@ -684,8 +684,7 @@ class AlignmentKRR(KernelStackEstimator):
         self.eta2 = eta2
         self.normalize = normalize
         self.center = center
-        self.tol = tol
-        self.memory_budget = memory_budget
+        self.tol, self.memory_budget = tol, memory_budget
 
     _parameter_constraints: dict = {**KernelStackEstimator._parameter_constraints,
                                     **{g: [NumberInterval(Real, 0, None, closed="left")] for g in ("eta", "eta1", "eta2")},

@@ -116,8 +116,7 @@ def l1_mkl(Ks,                     # (p, m, m) stack of training kernels, or a F
     Ks, indefinite = _check_mkl_stack(Ks, psd)
     p, m, _ = Ks.shape
     y, _ = check_binary_labels(y, m)
-    C = check_positive(C, "C")
-    tol = check_positive(tol, "tol")
+    C, tol = check_positive(C, "C"), check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
 
     scale = np.ones(p) if scale is None else check_weights(scale, p, "scale")

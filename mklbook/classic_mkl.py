@@ -1060,18 +1060,20 @@ class _BinaryMKL(CombinedKernelModel):
         self.n_iter_ = self.result_.n_iter
         return self.result_.weights * scale
 
-    def _fit_sampled(self, X, y):
-        """Past `weight_rows` or `memory_budget`: the weights from a row sample (`_fit_on_row_sample`), the model the
-        SVM certified on every row (`result_`: the sample's certificate with this `coef`, `bias` and `machine_gap`)."""
-        sample, K = self._fit_on_row_sample(X, y)
-        if sample.result_.combination == "exp":
-            np.exp(K, out=K)
-        Cs = self.C * compute_sample_weight(getattr(self, "class_weight", None), y)
-        r = svm_dual(K, y, C=Cs, psd="trusted")
-        self.result_ = replace(sample.result_, alpha=r.alpha, coef=r.coef, bias=r.bias, machine_gap=r.gap)
-        self.n_iter_ = sample.n_iter_
-        _warn_if_memorising(K, type(self).__name__, r.coef, r.bias)
-        return self
+# %% ../nbs/14_classic_mkl.ipynb #ae157888
+@patch
+def _fit_sampled(self: _BinaryMKL, X, y):
+    """Past `weight_rows` or `memory_budget`: the weights from a row sample (`_fit_on_row_sample`), the model the
+    SVM certified on every row (`result_`: the sample's certificate with this `coef`, `bias` and `machine_gap`)."""
+    sample, K = self._fit_on_row_sample(X, y)
+    if sample.result_.combination == "exp":
+        np.exp(K, out=K)
+    Cs = self.C * compute_sample_weight(getattr(self, "class_weight", None), y)
+    r = svm_dual(K, y, C=Cs, psd="trusted")
+    self.result_ = replace(sample.result_, alpha=r.alpha, coef=r.coef, bias=r.bias, machine_gap=r.gap)
+    self.n_iter_ = sample.n_iter_
+    _warn_if_memorising(K, type(self).__name__, r.coef, r.bias)
+    return self
 
 # %% ../nbs/14_classic_mkl.ipynb #13217880
 @patch

@@ -512,8 +512,7 @@ def fkl(Ks,                      # (p, m, m) base kernel stack (symmetric PSD, e
 
     $$\min_{\mu\in\Delta_p}\mathfrak P(\mu)=W(\mu)-\lambda\,\mu^\top\hat{\boldsymbol\beta}(t),\quad\frac{\partial\mathfrak P}{\partial \mu_k}=-\tfrac12\boldsymbol\alpha^{\star\top}\mathbf V_k\boldsymbol\alpha^\star-\lambda\hat\beta_k(t)$$
     Reference: liu2017ifkl, Eq. (3), Algorithm 1; rakotomamonjy2008 (reduced gradient); sonnenburg2006 (SILP)."""
-    t0 = time.perf_counter()
-    task, Ks, y, classes = _check_fkl_problem(Ks, y, task, psd)
+    t0, (task, Ks, y, classes) = time.perf_counter(), _check_fkl_problem(Ks, y, task, psd)
     lam = check_positive(lam, "lam", allow_zero=True)
     pep, d = _fkl_start(Ks, t, d0, pep)
     if method not in ("reduced-gradient", "silp"):
@@ -1149,8 +1148,7 @@ def ifkl(X,                          # (m, n_features) training inputs
     Master: FKL on the columns by cutting planes (cuts kept across iterations); its LP duals give $\bar{\boldsymbol\alpha}$,
     and $\mathfrak P-h(\bar{\boldsymbol\alpha})+\max_\psi Q(\psi;\bar{\boldsymbol\alpha})$ bounds the suboptimality (see `IFKLResult`).
     Reference: liu2017ifkl, Eqs. (6)-(8), Algorithms 2-3; sonnenburg2006."""
-    t0 = time.perf_counter()
-    task = _check_task(task)
+    t0, task = time.perf_counter(), _check_task(task)
     Xraw, y_pm, gamma_range, degree_range = _check_ifkl_inputs(X, y, t, task, families, gamma_range, degree_range)
     tol, fkl_tol, lam = check_positive(tol, "tol"), check_positive(fkl_tol, "fkl_tol"), check_positive(lam, "lam", True)
     max_outer, sub_iter = check_int(max_outer, "max_outer"), check_int(sub_iter, "sub_iter")

@@ -272,7 +272,7 @@ def _other_blas() -> list:
         _POOLS["others"] = [p for p in blas if p not in mine] if mine else []
     return _POOLS["others"]
 
-
+# %% ../nbs/01_solvers.ipynb #eaedf398
 @contextlib.contextmanager
 def one_blas_pool():
     """Inside the block, every BLAS library other than numpy's runs on one thread, so that only numpy's pool has
@@ -1299,8 +1299,7 @@ def crammer_singer_dual(K,               # (m, m) training kernel matrix (symmet
     K, _ = _check_kernel(K, psd=psd)
     m = K.shape[0]
     codes, classes = check_multiclass_labels(y, m)
-    C = check_positive(C, "C")
-    tol = check_positive(tol, "tol")
+    C, tol = check_positive(C, "C"), check_positive(tol, "tol")
     s = float(check_positive(offset, "offset", allow_zero=True))
     max_iter = 100 * m if max_iter is None else check_int(max_iter, "max_iter", low=0)
     c = classes.size
