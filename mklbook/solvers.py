@@ -278,9 +278,9 @@ def one_blas_pool():
     """Inside the block, every BLAS library other than numpy's runs on one thread, so that only numpy's pool has
     threads that spin between calls (see the text). Re-entrant: the first entry sets the limit and the last exit
     restores the threads. It acts in the main thread only: the OpenBLAS of scipy's wheel (0.3.30) ignores a thread
-    count set from another thread, so a worker thread could limit nothing and restore nothing; elsewhere the block
-    changes nothing. Also a decorator, `@one_blas_pool()`. Nothing changes with
-    one BLAS library or with `ONE_BLAS_POOL = False`."""
+    count set from another thread, so a worker thread could limit nothing and restore nothing, and there the block
+    changes nothing. Nothing changes either with one BLAS library or with `ONE_BLAS_POOL = False`. Also a decorator:
+    `@one_blas_pool()`."""
     main = threading.current_thread() is threading.main_thread()
     others = _other_blas() if ONE_BLAS_POOL and main else []
     if not others:
