@@ -611,29 +611,39 @@ def _adopt(self: AlignMKL, model, attrs):
 def _fit_low_rank(self: AlignMKL, X, y):
     "The weights from a low-rank bank and a linear second stage on its features (`LowRankAlignMKL`)."
     self.streamed_ = None
-    from sklearn.linear_model import Ridge, RidgeCV
-    from sklearn.svm import LinearSVC
     from mklbook.lowrank import LowRankAlignMKL
     if self.method == "linear":
         raise ValueError(f"AlignMKL(method='linear') on {_num_samples(X)} points needs the stack, which exceeds "
                          f"memory_budget={self.memory_budget:.3g} bytes: raise memory_budget or use a non-negative "
                          "method ('alignf', 'align', 'unif').")
-    est = self.estimator
-    if est is not None:                                   # the linear model on the features that matches the machine
-        kind, prm = type(est).__name__, est.get_params()
-        if kind == "SVC":
-            est = LinearSVC(C=prm["C"], loss="hinge", class_weight=prm.get("class_weight"), max_iter=20_000)
-        elif kind == "KernelRidge":
-            est = Ridge(alpha=prm["alpha"])
-        elif kind == "KernelRidgeCV":
-            est = RidgeCV(alphas=prm["alphas"])
-        else:
-            raise ValueError(f"on {_num_samples(X)} points the stack exceeds memory_budget={self.memory_budget:.3g} "
-                             f"bytes and AlignMKL switches to low-rank features, where {kind} has no linear "
-                             "counterpart: give SVC or KernelRidge (kernel='precomputed'), raise memory_budget, or use "
-                             "LowRankAlignMKL with a linear estimator.")
+    est = self._linear_second_stage(X, "the stack exceeds")
     self.low_rank_ = LowRankAlignMKL(self.kernels, method=self.method, estimator=est).fit(X, y)
     return self._adopt(self.low_rank_, ("weights_", "kernel_scale_", "n_features_in_", "classes_", "bank_", "estimator_"))
+
+
+@patch
+def _linear_second_stage(self: AlignMKL, X, over: str):
+    """The linear model on low-rank features that matches the second stage: None (a ridge classifier solved from the
+    moments) for None, `LinearSVC(C)` for `SVC(kernel="precomputed", C=C)`, `Ridge(alpha)` for `KernelRidge(alpha)`,
+    `RidgeCV(alphas)` for `KernelRidgeCV(alphas)`; an error naming the fix for any other machine. `over` says what
+    exceeded the budget ("the stack exceeds", "the combined kernel exceeds")."""
+    from sklearn.linear_model import Ridge, RidgeCV
+    from sklearn.svm import LinearSVC
+    est = self.estimator
+    if est is None:
+        return None
+    kind, prm = type(est).__name__, est.get_params()
+    if kind == "SVC":
+        return LinearSVC(C=prm["C"], loss="hinge", class_weight=prm.get("class_weight"), max_iter=20_000)
+    if kind == "KernelRidge":
+        return Ridge(alpha=prm["alpha"])
+    if kind == "KernelRidgeCV":
+        return RidgeCV(alphas=prm["alphas"])
+    raise ValueError(f"on {_num_samples(X)} points {over} memory_budget={self.memory_budget:.3g} bytes and "
+                     f"{type(self).__name__} switches to low-rank features, where {kind} has no linear counterpart: "
+                     "give SVC or KernelRidge (kernel='precomputed'), raise memory_budget, or use LowRankAlignMKL "
+                     "with a linear estimator.")
+
 
 # %% ../nbs/10_alignment.ipynb #e2985b96
 @patch

@@ -727,6 +727,14 @@ def fit(self: LowRankAlignMKL,
         y,   # (m,) class labels, or real targets when the second stage is a regressor
         ):
     r"Stream the moments of the features, learn $\mu$ from $(\mathbf a,\mathbf M)$ by `method`, fit the second stage on $\mathbf Z$."
+    est, X, y, Y, classify, mom = self._bank_and_moments(X, y)
+    mu, c = self._learn_mu(mom, Y, X)
+    return self._fit_weighted(est, X, y, Y, classify, mom, mu, c)
+
+
+@patch
+def _bank_and_moments(self: LowRankAlignMKL, X, y):
+    "`(est, X, y, Y, classify, mom)`: the second stage (a clone), the validated data, the fitted bank, its moments."
     self._validate_params()
     est = clone(self._second_stage())
     classify = is_classifier(est)
@@ -740,7 +748,13 @@ def fit(self: LowRankAlignMKL,
     self.bank_ = LowRankBank(self.kernels, self.n_components, self.features, self.landmarks, self.oversampling,
                              self.random_state).fit(X)
     mom = feature_moments(self.bank_, X, Y, self.chunk_size)
-    mu, c = self._learn_mu(mom, Y, X)
+    return est, X, y, Y, classify, mom
+
+
+@patch
+def _fit_weighted(self: LowRankAlignMKL, est, X, y, Y, classify, mom, mu, c):
+    r"The second stage on $\mathbf Z$: kernel $k$'s block scaled by $\sqrt{s\mu_kc_k}$, $s=m/\sum_k\mu_k$ (weights `mu` >= 0, factors `c`)."
+    m = X.shape[0]
     self.mu_ = mu
     s = m / mu.sum()                                         # combined kernel at trace m (mean diagonal one)
     self.weights_, self.kernel_scale_ = mu / mu.sum(), float(s * mu.sum())   # K = kernel_scale_ sum_k weights_k K_k
@@ -754,6 +768,19 @@ def fit(self: LowRankAlignMKL,
                                   for k in self.active_])
     self._fit_second_stage(est, X, y, Y, mom, cols, classify)
     return self
+
+
+
+# %% ../nbs/61_lowrank.ipynb #518ff20c
+@patch
+@one_blas_pool()
+def _fit_given_weights(self: LowRankAlignMKL, X, y, mu, c):
+    r"""Fit with the weights `mu` (>= 0) of the kernels $c_k\mathbf K^c_k$ given, not learned (`method` unused): the
+    second stage of `StreamedAlignMKL` past its memory budget, whose weights are the exact ones."""
+    est, X, y, Y, classify, mom = self._bank_and_moments(X, y)
+    self.alignf_ = self.alignment_ = None
+    mu, c = np.asarray(mu, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    return self._fit_weighted(est, X, y, Y, classify, mom, mu, c)
 
 
 @patch

@@ -16,14 +16,15 @@ import numpy as np
 from fastcore.basics import patch
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import HasMethods, Options, StrOptions
-from .estimators import NumberInterval, validate_numeric
-from sklearn.utils.validation import check_is_fitted
+from .estimators import CombinedKernelModel, NumberInterval, check_classification_target, validate_numeric
+from sklearn.utils.validation import _num_samples, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .alignment import AlignMKL, target_matrix
 from .kernels import _VANISH, Kernel, KernelBank, Precomputed, check_int
 from .lowrank import _DIAGONAL, _dense_input, _warn_diagonal
 from .protocol import progress_bar
+from .solvers import one_blas_pool
 
 
 # %% auto #0
@@ -386,7 +387,8 @@ def streamed_alignment_stats(kernels,          # list of kernels that are functi
     return bank.a_, bank.M_
 
 # %% ../nbs/62_streaming.ipynb #bfc7fc55
-_COMBINED_BUDGET = 4 << 30   # bytes: the m x m combined kernel of the second stage
+_COMBINED_BUDGET = 4 << 30   # bytes: the default budget of the m x m combined kernel of the second stage
+
 
 class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     r"""`AlignMKL` whose weights come from statistics streamed over tiles of the inputs (`StreamedBank`): no stack.
@@ -396,10 +398,15 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     Same parameters and fitted attributes as `AlignMKL` (`weights_`, `kernel_scale_`, `alignment_`, `alignf_`,
     `bank_`, `estimator_`); the second stage sees the one $m\times m$ combined kernel, built from the kernels with
     $\mu_k>0$ only, and test kernels are formed in row chunks. Memory: $O(m^2)$ for that matrix, not $O(pm^2)$.
-    `client` as `StreamedBank`'s (a live `Client` is shared by clones and pickled as its address). Above 4 GiB for the
-    combined kernel ($m>23\,170$) the fit is refused before the pass, naming `LowRankAlignMKL`.
+    `client` as `StreamedBank`'s (a live `Client` is shared by clones and pickled as its address).
 
-    Reference: cortes2012alignment, Secs. 3.1-3.2."""
+    **Past `memory_budget`** (the combined kernel takes $8m^2$ bytes; the default 4 GiB is $m>23\,170$) the weights
+    are still the exact streamed ones, and the second stage becomes the linear model on low-rank (Nystroem) features of
+    the kernels in use, each block scaled so that $\mathbf Z\mathbf Z^\top$ approximates $\mathbf K$ (`AlignMKL`'s
+    rule: a ridge classifier solved from the moments for the default, `LinearSVC(C)` for `SVC(C)`, `Ridge` for
+    `KernelRidge`). `low_rank_` holds that `LowRankAlignMKL`; it is None on the exact path.
+
+    Reference: cortes2012alignment, Secs. 3.1-3.2; williams2001 (Nystroem features)."""
 
     def __init__(self, kernels=None,  # list of kernels that are functions of X; None: `default_bank(X)`
                  method="alignf",     # "unif", "align", "alignf" or "linear"
@@ -409,40 +416,99 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
                  psd="check",         # "check" refuses non-PSD kernels (and "linear" combinations); "allow" warns
                  tile=None,           # tile side (rows); None: about 8 MB of kernel values per tile
                  n_jobs=None,         # threads for the tiles; None: every core
-                 client=None):        # None, a dask.distributed Client, or a scheduler address
+                 client=None,         # None, a dask.distributed Client, or a scheduler address
+                 memory_budget=_COMBINED_BUDGET):  # bytes for the m x m combined kernel; above it, a low-rank second
+                                                   # stage (exact weights); None: never
         self.kernels, self.method, self.estimator = kernels, method, estimator
         self.normalize, self.center, self.psd = normalize, center, psd
         self.tile = tile
         self.n_jobs = n_jobs
         self.client = client
+        self.memory_budget = memory_budget
 
-    _forms_stack = False                                  # AlignMKL's memory budget is about the stack: not here
-    memory_budget = None
+    _forms_stack = False                                  # the budget is about the one combined kernel: no stack
     _parameter_constraints: dict = {**AlignMKL._parameter_constraints,
                                     "normalize": StreamedBank._parameter_constraints["normalize"],
                                     **{k: StreamedBank._parameter_constraints[k] for k in ("tile", "n_jobs", "client")}}
 
     def _weights_and_kernel(self, X, y):
         "Stream the statistics, learn the weights, and form the combined training kernel of the kernels in use."
-        m = X.shape[0]
-        if 8 * m * m > _COMBINED_BUDGET:                  # refuse before the pass, not with a MemoryError after it
-            raise ValueError(f"{type(self).__name__}'s second stage reads the m x m combined kernel, "
-                             f"{8 * m * m / 2**30:.1f} GiB at m = {m}, over {_COMBINED_BUDGET / 2**30:.0f} GiB. Use "
-                             "LowRankAlignMKL (a linear second stage in O(mq) memory), or StreamedBank(...).fit(X, y) "
-                             "and the weights of its statistics a_, M_ alone.")
-        Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
-        self.bank_ = StreamedBank(self.kernels, self.normalize, self.center, self.tile, self.n_jobs, self.client,
-                                  progress=False).fit(X, Y)
-        if self.bank_.degenerate_.all():
-            raise ValueError(f"{type(self).__name__}: every kernel of the bank vanishes on the training set after "
-                             "centering; there is nothing to learn from these inputs.")
-        if self.psd != "allow":
-            self._refuse_non_psd()
-        mu = np.asarray(self._weights_from_stats(self.bank_.a_, self.bank_.M_, Y), dtype=np.float64)
-        active = np.flatnonzero(mu != 0)
-        if active.size and (self.bank_.offdiag_[active] <= _DIAGONAL).all():
-            _warn_diagonal(type(self).__name__, [self.bank_.kernels_[k] for k in active], "on the training set")
+        mu = self._streamed_weights(X, y)
         return mu, self.bank_.combine(X, mu)
+
+
+# %% ../nbs/62_streaming.ipynb #0c969046
+@patch
+def _streamed_weights(self: StreamedAlignMKL, X, y):
+    "The weights of `method` from the statistics of a `StreamedBank` (`bank_`) fitted on `(X, y)`: one pass, no stack."
+    Y = target_matrix(y, "classes" if is_classifier(self._second_stage()) else "regression")
+    self.bank_ = StreamedBank(self.kernels, self.normalize, self.center, self.tile, self.n_jobs, self.client,
+                              progress=False).fit(X, Y)
+    if self.bank_.degenerate_.all():
+        raise ValueError(f"{type(self).__name__}: every kernel of the bank vanishes on the training set after "
+                         "centering; there is nothing to learn from these inputs.")
+    if self.psd != "allow":
+        self._refuse_non_psd()
+    mu = np.asarray(self._weights_from_stats(self.bank_.a_, self.bank_.M_, Y), dtype=np.float64)
+    active = np.flatnonzero(mu != 0)
+    if active.size and (self.bank_.offdiag_[active] <= _DIAGONAL).all():
+        _warn_diagonal(type(self).__name__, [self.bank_.kernels_[k] for k in active], "on the training set")
+    return mu
+
+
+@patch
+@one_blas_pool()
+def fit(self: StreamedAlignMKL,
+        X,  # (m, d) training inputs
+        y,  # (m,) class labels or real targets, as the second stage expects
+        ):
+    "Exact weights from streamed statistics; the second stage on the combined kernel within `memory_budget`, else low rank."
+    self._validate_params()
+    self.streamed_ = None
+    m = _num_samples(X)
+    if self.memory_budget is None or 8.0 * m * m <= self.memory_budget:
+        self.low_rank_ = None
+        return CombinedKernelModel.fit(self, X, y)
+    return self._fit_low_rank_stage(X, y)
+
+
+# %% ../nbs/62_streaming.ipynb #11f73a76
+@patch
+def _fit_low_rank_stage(self: StreamedAlignMKL, X, y):
+    r"""Past `memory_budget`: the exact weights $\mu$, then the matching linear model on Nystroem features of the kernels
+    with $\mu_k>0$, block $k$ scaled by $\sqrt{s\mu_k/n_k}$ ($n_k$ the bank's normaliser, $s$ `kernel_scale_`), so that
+    $\mathbf Z\mathbf Z^\top\approx s\sum_k\mu_k\hat{\mathbf K}_k$ (centered features: the intercept takes any constant part)."""
+    from mklbook.lowrank import LowRankAlignMKL
+    m = _num_samples(X)
+    if self.method == "linear":
+        raise ValueError(f"{type(self).__name__}(method='linear') on {m} points: the combined kernel exceeds "
+                         f"memory_budget={self.memory_budget:.3g} bytes, and the low-rank second stage needs "
+                         "non-negative weights (a negative weight has no feature map). Raise memory_budget or use "
+                         "'alignf', 'align' or 'unif'.")
+    est = self._linear_second_stage(X, "the combined kernel exceeds")
+    classify = is_classifier(self._second_stage())
+    X_in = X                                              # the low-rank model validates (and names) its own
+    X, y = self._validate_fit(X, y, y_numeric=not classify, params=False)
+    if classify:
+        binary = not self.__sklearn_tags__().classifier_tags.multi_class
+        self.classes_ = check_classification_target(y, type(self).__name__, binary)
+    else:
+        y = y.astype(np.float64)
+    mu = self._streamed_weights(X, y)
+    bank = self.bank_
+    trace = float(mu @ (bank.diag_fit_.sum(axis=1) / bank.scale_))   # Tr of sum_k mu_k \hat K_k
+    if not trace > 0:
+        raise ValueError("the combined kernel has non-positive trace; the learned weights are unusable "
+                         "(are the kernels PSD?).")
+    self._set_weights(mu, m / trace)
+    self.y_mean_ = 0.0
+    active = np.flatnonzero(self.weights_ > 0)
+    lr = LowRankAlignMKL([bank.kernels_[k] for k in active], estimator=est)
+    self.low_rank_ = lr._fit_given_weights(X_in, y, self.weights_[active],
+                                           self.kernel_scale_ / (m * bank.scale_[active]))
+    self.estimator_ = self.low_rank_.estimator_
+    return self
+
 
 # %% ../nbs/62_streaming.ipynb #4b6abd24
 @patch

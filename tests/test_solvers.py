@@ -468,6 +468,33 @@ def test_one_blas_pool_limits_only_the_other_libraries_and_restores_them():
     assert all(inside[p] == before[p] for p in before if p not in others)   # numpy's pool keeps its threads
 
 
+def test_one_blas_pool_acts_in_the_main_thread_only():
+    """A worker thread's block changes nothing (scipy's OpenBLAS ignores set_num_threads from other threads, so a
+    worker could not restore what it set); with the main thread inside, workers entering and leaving keep the limit,
+    and the main thread's exit restores every pool."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    from threadpoolctl import threadpool_limits
+    from mklbook.solvers import _other_blas, one_blas_pool
+    others = _other_blas()
+
+    def worker(delay):
+        with one_blas_pool():
+            time.sleep(delay)
+            return {p: _blas_threads()[p] for p in others}
+
+    with threadpool_limits(limits=2, user_api="blas"), ThreadPoolExecutor(3) as ex:
+        before = _blas_threads()
+        alone = list(ex.map(worker, [0.03, 0.01]))
+        assert _blas_threads() == before
+        with one_blas_pool():
+            nested = list(ex.map(worker, [0.03, 0.01, 0.02]))
+            still = _blas_threads()
+        assert _blas_threads() == before
+    assert all(d == {p: before[p] for p in others} for d in alone)
+    assert all(v == 1 for d in nested for v in d.values()) and all(still[p] == 1 for p in others)
+
+
 def test_one_blas_pool_can_be_switched_off(monkeypatch):
     from threadpoolctl import threadpool_limits
     import mklbook.solvers as S

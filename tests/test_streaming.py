@@ -118,13 +118,43 @@ def test_bad_shapes_and_values():
         streamed_alignment_stats(SMALL, big, np.arange(200_000) % 2, progress=False)
 
 
-def test_a_combined_kernel_over_the_budget_is_refused_before_the_pass(monkeypatch):
-    from mklbook import streaming
+@pytest.mark.parametrize("normalize, center", [("trace", True), ("frobenius", True), (None, False)])
+def test_past_the_budget_the_weights_stay_exact_and_the_features_give_the_combined_kernel(normalize, center):
+    """Past `memory_budget` the weights are the exact streamed ones, and the second stage's features reproduce the exact
+    combined kernel: on 60 points the Nystroem bank (200 columns per kernel) takes every training row as a landmark, so
+    Z Z^T must equal kernel_scale_ * sum_k weights_k K_k (centered: center=True; up to its constant part otherwise)."""
     X, y = _problem(60)
-    monkeypatch.setattr(streaming, "_COMBINED_BUDGET", 8 * 50 * 50)
-    with pytest.raises(ValueError, match="reads the m x m combined kernel.*Use LowRankAlignMKL"):
-        StreamedAlignMKL(SMALL).fit(X, y > 0)
-    assert streaming.StreamedAlignMKL(SMALL).fit(X[:50], y[:50] > 0).score(X, y > 0) > 0.5
+    kw = dict(kernels=SMALL + [Polynomial(2, 1.0)], method="align", normalize=normalize, center=center)
+    exact = StreamedAlignMKL(**kw).fit(X, y > 0)
+    small = StreamedAlignMKL(**kw, memory_budget=8 * 50 * 50).fit(X, y > 0)
+    assert exact.low_rank_ is None and small.low_rank_ is not None
+    np.testing.assert_allclose(small.weights_, exact.weights_, rtol=0, atol=1e-12)
+    assert small.kernel_scale_ == pytest.approx(exact.kernel_scale_, rel=1e-12)
+    Z = small.low_rank_._features(X)
+    K = exact.bank_.combine(X, exact.weights_ * exact.kernel_scale_)
+    J = np.eye(60) - 1.0 / 60
+    np.testing.assert_allclose(Z @ Z.T, J @ K @ J, rtol=0, atol=1e-7 * np.abs(K).max())
+    assert (small.predict(X) == small.low_rank_.predict(X)).all() and small.score(X, y > 0) > 0.8
+
+
+def test_past_the_budget_the_second_stage_is_the_matching_linear_model():
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.svm import SVC, SVR
+    X, y = _problem(150)
+    tight = 8 * 100 * 100
+    svm = StreamedAlignMKL(SMALL, estimator=SVC(kernel="precomputed", C=3.0), memory_budget=tight).fit(X, y > 0)
+    assert type(svm.estimator_).__name__ == "LinearSVC" and svm.estimator_.C == 3.0
+    assert svm.decision_function(X).shape == (150,) and svm.score(X, y > 0) > 0.8
+    ridge = StreamedAlignMKL(SMALL, estimator=KernelRidge(alpha=0.5, kernel="precomputed"), memory_budget=tight)
+    assert ridge.fit(X, y).score(X, y) > 0.8 and ridge.estimator_.alpha == 0.5
+    with pytest.raises(ValueError, match="combined kernel exceeds memory_budget.*SVR has no linear counterpart"):
+        StreamedAlignMKL(SMALL, estimator=SVR(kernel="precomputed"), memory_budget=tight).fit(X, y)
+    with pytest.raises(ValueError, match="method='linear'.*needs non-negative weights"):
+        StreamedAlignMKL(SMALL, method="linear", memory_budget=tight).fit(X, y > 0)
+    with pytest.raises(ValueError, match="'memory_budget' parameter of StreamedAlignMKL"):
+        StreamedAlignMKL(SMALL, memory_budget=-1).fit(X, y > 0)
+    unlimited = StreamedAlignMKL(SMALL, memory_budget=None).fit(X, y > 0)
+    assert unlimited.low_rank_ is None and unlimited.score(X, y > 0) > 0.8
 
 
 def test_sparse_input_is_densified():
