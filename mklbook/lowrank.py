@@ -769,8 +769,6 @@ def _fit_weighted(self: LowRankAlignMKL, est, X, y, Y, classify, mom, mu, c):
     self._fit_second_stage(est, X, y, Y, mom, cols, classify)
     return self
 
-
-
 # %% ../nbs/61_lowrank.ipynb #518ff20c
 @patch
 @one_blas_pool()

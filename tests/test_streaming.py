@@ -153,6 +153,11 @@ def test_past_the_budget_the_second_stage_is_the_matching_linear_model():
         StreamedAlignMKL(SMALL, method="linear", memory_budget=tight).fit(X, y > 0)
     with pytest.raises(ValueError, match="'memory_budget' parameter of StreamedAlignMKL"):
         StreamedAlignMKL(SMALL, memory_budget=-1).fit(X, y > 0)
+    yl = np.where(y > 0, "yes", "no")
+    X0, y0 = X.copy(), yl.copy()
+    named = StreamedAlignMKL(SMALL, memory_budget=tight).fit(X, yl)
+    assert set(named.predict(X)) <= {"yes", "no"} and named.score(X, yl) > 0.8
+    assert (X == X0).all() and (yl == y0).all()                      # the caller's arrays are untouched
     unlimited = StreamedAlignMKL(SMALL, memory_budget=None).fit(X, y > 0)
     assert unlimited.low_rank_ is None and unlimited.score(X, y > 0) > 0.8
 
