@@ -350,14 +350,7 @@ def fit(self: CombinedKernelModel,
         ):
     "Learn the weights on `(X, y)`, then fit the second stage on the combined kernel."
     self._validate_params()                              # first: the second stage below is a parameter too
-    est = self._checked_second_stage()
-    classify = is_classifier(est)
-    X, y = self._validate_fit(X, y, y_numeric=not classify, params=False)
-    if classify:
-        binary = not self.__sklearn_tags__().classifier_tags.multi_class
-        self.classes_ = check_classification_target(y, type(self).__name__, binary)
-    else:
-        y = y.astype(np.float64)
+    X, y, classify = self._validated_targets(X, y)
     mu, K = self._weights_and_kernel(X, y)
     tr = np.trace(K)
     if not tr > 0:
@@ -374,6 +367,19 @@ def fit(self: CombinedKernelModel,
     with serial_blas_above(K.shape[0]):                # a second stage that factorises K (KernelRidge) stays safe
         self.estimator_ = self._fit_second_stage(est, K, y if classify else y - self.y_mean_)
     return self
+
+
+@patch
+def _validated_targets(self: CombinedKernelModel, X, y):
+    "`(X, y, classify)` validated for the second stage: `classes_` set for a classifier, float targets for a regressor."
+    classify = is_classifier(self._checked_second_stage())
+    X, y = self._validate_fit(X, y, y_numeric=not classify, params=False)
+    if classify:
+        binary = not self.__sklearn_tags__().classifier_tags.multi_class
+        self.classes_ = check_classification_target(y, type(self).__name__, binary)
+    else:
+        y = y.astype(np.float64)
+    return X, y, classify
 
 # %% ../nbs/04_estimators.ipynb #4657bfbb
 @patch

@@ -16,7 +16,7 @@ import numpy as np
 from fastcore.basics import patch
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils._param_validation import HasMethods, Options, StrOptions
-from .estimators import CombinedKernelModel, NumberInterval, check_classification_target, validate_numeric
+from .estimators import CombinedKernelModel, NumberInterval, validate_numeric
 from sklearn.utils.validation import _num_samples, check_is_fitted
 from threadpoolctl import threadpool_limits
 
@@ -486,14 +486,8 @@ def _fit_low_rank_stage(self: StreamedAlignMKL, X, y):
                          "non-negative weights (a negative weight has no feature map). Raise memory_budget or use "
                          "'alignf', 'align' or 'unif'.")
     est = self._linear_second_stage(X, "the combined kernel exceeds")
-    classify = is_classifier(self._second_stage())
     X_in = X                                              # the low-rank model validates (and names) its own
-    X, y = self._validate_fit(X, y, y_numeric=not classify, params=False)
-    if classify:
-        binary = not self.__sklearn_tags__().classifier_tags.multi_class
-        self.classes_ = check_classification_target(y, type(self).__name__, binary)
-    else:
-        y = y.astype(np.float64)
+    X, y, _ = self._validated_targets(X, y)
     mu = self._streamed_weights(X, y)
     bank = self.bank_
     trace = float(mu @ (bank.diag_fit_.sum(axis=1) / bank.scale_))   # Tr of sum_k mu_k \hat K_k
