@@ -404,7 +404,8 @@ class StreamedAlignMKL(_SharesDaskClient, AlignMKL):
     are still the exact streamed ones, and the second stage becomes the linear model on low-rank (Nystroem) features of
     the kernels in use, each block scaled so that $\mathbf Z\mathbf Z^\top$ approximates $\mathbf K$ (`AlignMKL`'s
     rule: a ridge classifier solved from the moments for the default, `LinearSVC(C)` for `SVC(C)`, `Ridge` for
-    `KernelRidge`). `low_rank_` holds that `LowRankAlignMKL`; it is None on the exact path.
+    `KernelRidge`). `low_rank_` holds that `LowRankAlignMKL`; it is None on the exact path. With `memory_budget=None` a
+    combined kernel larger than the machine's physical memory is refused before the streamed pass.
 
     Reference: cortes2012alignment, Secs. 3.1-3.2; williams2001 (Nystroem features)."""
 
@@ -456,6 +457,14 @@ def _streamed_weights(self: StreamedAlignMKL, X, y):
     return mu
 
 
+def _physical_memory():
+    "Bytes of physical memory (`sysconf`), or None where the platform does not say."
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE")) * float(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 @patch
 @one_blas_pool()
 def fit(self: StreamedAlignMKL,
@@ -466,6 +475,12 @@ def fit(self: StreamedAlignMKL,
     self._validate_params()
     self.streamed_ = None
     m = _num_samples(X)
+    ram = _physical_memory()
+    if self.memory_budget is None and ram is not None and 8.0 * m * m > ram:   # refused before a pass it cannot use
+        raise MemoryError(f"{type(self).__name__}(memory_budget=None) on {m} points: the second stage forms the m x m "
+                          f"combined kernel, {8.0 * m * m / 2**30:.1f} GiB, more than this machine's "
+                          f"{ram / 2**30:.1f} GiB of memory. Leave memory_budget at its default (a low-rank second "
+                          "stage past 4 GiB, the same exact weights) or set it to the bytes you can spare.")
     if self.memory_budget is None or 8.0 * m * m <= self.memory_budget:
         self.low_rank_ = None
         return CombinedKernelModel.fit(self, X, y)

@@ -162,6 +162,20 @@ def test_past_the_budget_the_second_stage_is_the_matching_linear_model():
     assert unlimited.low_rank_ is None and unlimited.score(X, y > 0) > 0.8
 
 
+def test_never_switching_past_physical_memory_is_refused_before_the_pass(monkeypatch):
+    import mklbook.streaming as S
+    X, y = _problem(150)
+    monkeypatch.setattr(S, "_physical_memory", lambda: 8.0 * 100 * 100)      # a machine smaller than the 150 x 150 kernel
+    def no_pass(*a, **k):
+        raise AssertionError("the streamed pass ran before the refusal")
+    monkeypatch.setattr(S.StreamedBank, "fit", no_pass)
+    with pytest.raises(MemoryError, match=r"memory_budget=None\) on 150 points.*0\.0 GiB, more than this machine's"):
+        StreamedAlignMKL(SMALL, memory_budget=None).fit(X, y > 0)
+    monkeypatch.setattr(S, "_physical_memory", lambda: None)                 # a platform that does not say: no refusal
+    with pytest.raises(AssertionError, match="streamed pass ran"):
+        StreamedAlignMKL(SMALL, memory_budget=None).fit(X, y > 0)
+
+
 def test_sparse_input_is_densified():
     import scipy.sparse as sp
     X, y = _problem(60)
