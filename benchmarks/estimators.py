@@ -26,7 +26,9 @@ n_informative=8, n_classes=5)`). Sizes: m = 1000, 4000, 10 000 (kin8nm: at most 
 
 Run from the repository root: `MKLBOOK_DATA=../shared/datasets OMP_NUM_THREADS=2 python benchmarks/estimators.py`
 (`--sizes 1000 --only AlignMKL L1MKL --data synthetic` for a subset; `--floors-only` re-measures the floors of the
-stored rows the other options select, and nothing else). Writes benchmarks/results/estimators.md and
+stored rows the other options select, and nothing else; `--processes 3` runs each row and each floor in three fresh
+processes and judges the medians of their first runs: the committed m = 1000 rows ran so, since a single first run of a
+fraction of a second varied up to 2x between two runs of the same code). Writes benchmarks/results/estimators.md and
 benchmarks/results/estimators.json (the latter merged row by row, so a subset refreshes only its rows).
 """
 import argparse
@@ -36,6 +38,7 @@ import platform
 import resource
 import subprocess
 from collections import Counter
+from statistics import median
 import sys
 import time
 from pathlib import Path
@@ -269,25 +272,62 @@ def _in_process(call, timeout, mem_gib):
 _FLOORS = {}    # (family, task, data, m) -> the floor's row: measured once per run, shared by the estimators on it
 
 
-def _floor_row(family, task, data, m, timeout, mem_gib, prefault):
-    "The floor of (family, task, data, m) from `_FLOORS`, measured in a fresh process (capped at `mem_gib`) the first time."
+def _pooled(rows, prefix):
+    """One row from the same measurement in several fresh processes: `<prefix>_s` is the median of their first runs
+    (each process's first run is the one a user pays; a single one varied 2x between runs of the same code at
+    m = 1000), `<prefix>_first_s` lists them, the best run is the fastest of all, the peak memory the largest."""
+    out = dict(rows[0])
+    if len(rows) > 1:
+        first = [r[f"{prefix}_s"] for r in rows]
+        out[f"{prefix}_s"], out[f"{prefix}_first_s"] = median(first), first
+        out[f"{prefix}_best_s"] = min(r[f"{prefix}_best_s"] for r in rows)
+        peak = "peak_mib" if prefix == "fit" else "floor_peak_mib"
+        out[peak] = max(r[peak] for r in rows)
+        if prefix == "floor":
+            out["floor_warm_s"] = min(r["floor_warm_s"] for r in rows)
+            out["floor_repeats"] = sum(r["floor_repeats"] for r in rows)
+        else:
+            out["fit_repeats"] = sum(r["fit_repeats"] for r in rows)
+            out["predict_s"] = median(r["predict_s"] for r in rows)
+            out["ref_s"] = median(r["ref_s"] for r in rows)
+            scores = {round(r["score"], 12) for r in rows}
+            if len(scores) > 1:                            # the fits are seeded: a different score is worth a flag
+                out["process_note"] = f"scores differ between processes: {sorted(scores)}"
+    out[f"{prefix}_processes"] = len(rows)
+    return out
+
+
+def _floor_row(family, task, data, m, timeout, mem_gib, prefault, processes=1):
+    """The floor of (family, task, data, m) from `_FLOORS`, measured the first time in `processes` fresh processes
+    (capped at `mem_gib`; `_pooled`)."""
     key = (family, task, data, m)
     if key not in _FLOORS:
-        floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, {prefault})", timeout, mem_gib)
-        _FLOORS[key] = floor or dict(floor_s=float("nan"), floor_note=ferr)
+        runs = []
+        for _ in range(processes):
+            floor, ferr = _in_process(f"floor_child({family!r}, {task!r}, {data!r}, {m}, {prefault})", timeout,
+                                      mem_gib)
+            if floor is None:
+                break
+            runs.append(floor)
+        _FLOORS[key] = _pooled(runs, "floor") if runs and floor is not None else \
+            dict(floor_s=float("nan"), floor_note=ferr)
     return _FLOORS[key]
 
 
-def run(name, data, m, timeout, mem_gib, prefault=PREFAULT_GIB):
-    """One row: the estimator in a fresh process under a time and address-space cap, then its floor in another (a
-    stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is a reference,
-    and measured once per (family, data, m) in a run)."""
+def run(name, data, m, timeout, mem_gib, prefault=PREFAULT_GIB, processes=1):
+    """One row: the estimator in `processes` fresh processes under a time and address-space cap, then its floor in as
+    many others (a stopped or failed run is a row that says why; the floor is capped at twice the memory, since it is
+    a reference, and measured once per (family, data, m) in a run); several processes are pooled by `_pooled`."""
     mod, cls, task, family, kw = ESTIMATORS[name]
     prefault = min(prefault, mem_gib / 2)
-    row, err = _in_process(f"child({name!r}, {data!r}, {m}, {prefault})", timeout, mem_gib)
-    if row is None:
-        return dict(estimator=name, data=data, m=m, status=err)
-    row.update(_floor_row(family, task, data, m, timeout, 2 * mem_gib, prefault))
+    runs = []
+    for _ in range(processes):
+        row, err = _in_process(f"child({name!r}, {data!r}, {m}, {prefault})", timeout, mem_gib)
+        if row is None:
+            return dict(estimator=name, data=data, m=m, status=err)
+        runs.append(row)
+    row = _pooled(runs, "fit")
+    row.update(_floor_row(family, task, data, m, timeout, 2 * mem_gib, prefault, processes))
     return dict(row, status="ok")
 
 
@@ -420,7 +460,7 @@ Every row runs in fresh processes: the estimator with its defaults (fit and pred
 plus one `SVC(kernel="precomputed")` / `KernelRidge(kernel="precomputed")` on the sum, same data, timed like the
 estimator: its first run at full size in a fresh process, measured once per family and size in a run), then `SVC()` /
 `SVR()` on standardised features. `× floor` and `× SVC()/SVR()` are the first fit's seconds over those (the targets
-are judged on `× floor`). `× floor, best runs` is the estimator's fastest fit over the floor's fastest run, each of up to
+are judged on `× floor`). {processes} `× floor, best runs` is the estimator's fastest fit over the floor's fastest run, each of up to
 three runs in its process (more runs while they take under 10 s together), so that neither side is judged on a noisy
 first run of a fraction of a second (at m = 1000 a first fit took 0.46 s in one process and 0.11-0.14 s in four
 others); `nan` for rows measured before both were recorded. Each timed process first writes
@@ -433,6 +473,19 @@ memory cap says so; `nan` under `× floor` is a floor that did not fit its cap (
 """
 
 
+def _processes_sentence(rows) -> str:
+    "How many rows pool several fresh processes (`--processes`), and at which sizes."
+    pooled = [r for r in rows if r.get("fit_processes", 1) > 1]
+    if not pooled:
+        return ""
+    n = Counter(r["fit_processes"] for r in pooled)
+    sizes = sorted({r["m"] for r in pooled})
+    return (f"{len(pooled)} rows (m = {', '.join(map(str, sizes))}) ran in "
+            f"{' or '.join(map(str, sorted(n)))} fresh processes each, and so did their floors (`--processes`): "
+            "their first fit and the floor's first run are the medians over those processes, since one first run "
+            "of a fraction of a second varies up to 2x between runs of the same code.")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 10000])
@@ -442,6 +495,8 @@ def main():
     ap.add_argument("--mem-gib", type=float, default=12, help="address-space cap per row")
     ap.add_argument("--prefault-gib", type=float, default=PREFAULT_GIB, help="memory touched and freed before each "
                     "timed run (0: none; see _prefault)")
+    ap.add_argument("--processes", type=int, default=1, help="fresh processes per row and per floor; the first runs' "
+                    "median is judged (see _pooled)")
     ap.add_argument("--out", default=str(OUT / "estimators.md"))
     ap.add_argument("--table-only", action="store_true", help="rewrite the Markdown table from the JSON, run nothing")
     ap.add_argument("--floors-only", action="store_true", help="re-measure the floors of the stored rows selected by "
@@ -467,7 +522,8 @@ def main():
                   "by_cpu": "rows by CPU: " + ", ".join(f"{c} {n}" for c, n in sorted(cpus.items())),
                   "prefault": f"{args.prefault_gib:g} GiB (`--prefault-gib`)",
                   "prefault_rows": f"{pre[True]} rows were measured this way and {pre[False]} before it (no "
-                                   "`prefault_gib` in the JSON; their first runs paid the host's faults)"}
+                                   "`prefault_gib` in the JSON; their first runs paid the host's faults)",
+                  "processes": _processes_sentence(rows)}
         if "libraries" in meta:
             fields["libs"] = ", ".join(f"{k} {v}" for k, v in meta["libraries"].items())
         out.write_text(PREAMBLE.format(**fields) + table(rows) + "\n\n" + targets(rows) + "\n")
@@ -481,10 +537,11 @@ def main():
             _, _, task, family, _ = ESTIMATORS[name]
             new = (family, task, data, m) not in _FLOORS
             floor = _floor_row(family, task, data, m, args.timeout, 2 * args.mem_gib,
-                               min(args.prefault_gib, args.mem_gib / 2))
+                               min(args.prefault_gib, args.mem_gib / 2), args.processes)
             if new:
                 print(f"floor {family} {task} {data} {m}: {floor}", flush=True)
-            r.pop("floor_note", None)
+            for stale in ("floor_note", "floor_first_s", "floor_processes"):
+                r.pop(stale, None)
             keep[key] = dict(r, **floor, floor_date=meta["date"])
         save()
         print(f"wrote {out}")
@@ -505,7 +562,7 @@ def main():
                     continue
                 if name in SAMPLED and m != 4000:
                     continue
-                r = run(name, data, m, args.timeout, args.mem_gib, args.prefault_gib)
+                r = run(name, data, m, args.timeout, args.mem_gib, args.prefault_gib, args.processes)
                 keep[(name, data, m)] = dict(r, date=meta["date"], omp=meta["omp"], cpu=meta["cpu"],
                                              libraries=meta["libraries"])
                 print(table([r]).splitlines()[-1], flush=True)

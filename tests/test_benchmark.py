@@ -132,3 +132,28 @@ def test_estimator_benchmark_judges_first_runs_and_shows_best_runs_beside_them()
     assert "| 1000 | ≤ 5× floor | 1 | 0 | 1 | 1 of 1 |" in out                          # missed on first runs (6x)
     assert "| GMKL | synthetic | 1000 | ≤ 5× floor | 6.00× | 1.20 | 4.44× |" in out
     assert "| 6.0 | 4.4 |" in b.table([row])
+
+
+def test_estimator_benchmark_pools_fresh_processes_by_the_median_of_first_runs():
+    "benchmarks/estimators.py --processes: medians of the first runs, the fastest run of all, the largest peak."
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "estimators.py"
+    spec = importlib.util.spec_from_file_location("bench_estimators", path)
+    b = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(b)
+    fits = [dict(estimator="GMKL", data="synthetic", m=1000, fit_s=f, fit_best_s=f - 0.1, fit_repeats=3, predict_s=0.01,
+                 ref_s=0.01, peak_mib=p, score=0.9, ref_score=0.9, warnings=[]) for f, p in ((1.1, 200), (0.3, 210), (0.35, 205))]
+    row = b._pooled(fits, "fit")
+    assert row["fit_s"] == 0.35 and row["fit_first_s"] == [1.1, 0.3, 0.35]     # one slow first run does not decide
+    assert row["fit_best_s"] == pytest.approx(0.2) and row["peak_mib"] == 210 and row["fit_repeats"] == 9
+    assert row["fit_processes"] == 3 and "process_note" not in row
+    floors = [dict(floor_s=f, floor_warm_s=f - 0.01, floor_best_s=f - 0.02, floor_repeats=3, floor_peak_mib=100)
+              for f in (0.1, 0.05, 0.06)]
+    floor = b._pooled(floors, "floor")
+    assert floor["floor_s"] == 0.06 and floor["floor_best_s"] == pytest.approx(0.03) and floor["floor_processes"] == 3
+    assert b._pooled(fits[:1], "fit") == dict(fits[0], fit_processes=1)              # one process: as before
+    fits[1]["score"] = 0.8
+    assert "scores differ" in b._pooled(fits, "fit")["process_note"]
+    assert "3 fresh processes each" in b._processes_sentence([dict(row, status="ok")])
+    assert b._processes_sentence([dict(fits[0], status="ok")]) == ""
