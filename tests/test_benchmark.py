@@ -116,14 +116,20 @@ def test_reproduce_defaults_runs_end_to_end_with_its_progress_bar(tmp_path, monk
     assert "rows meet it" in md.read_text()
 
 
-def test_estimator_benchmark_judges_first_runs_and_shows_best_runs_beside_them():
-    "benchmarks/estimators.py: the target on the first fit over the floor's first run; 'best runs' on the fastest of each."
+def _estimator_benchmark():
+    "benchmarks/estimators.py as a module (it is a script, not part of the package)."
     import importlib.util
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "estimators.py"
     spec = importlib.util.spec_from_file_location("bench_estimators", path)
     b = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(b)
+    return b
+
+
+def test_estimator_benchmark_judges_first_runs_and_shows_best_runs_beside_them():
+    "benchmarks/estimators.py: the target on the first fit over the floor's first run; 'best runs' on the fastest of each."
+    b = _estimator_benchmark()
     row = dict(estimator="GMKL", data="synthetic", m=1000, status="ok", fit_s=0.6, fit_best_s=0.4, floor_s=0.1,
                floor_best_s=0.09, predict_s=0.01, ref_s=0.01, peak_mib=200, score=0.9, ref_score=0.9, warnings=[])
     assert b._best_ratio(row) == pytest.approx(0.4 / 0.09)
@@ -136,12 +142,7 @@ def test_estimator_benchmark_judges_first_runs_and_shows_best_runs_beside_them()
 
 def test_estimator_benchmark_pools_fresh_processes_by_the_median_of_first_runs():
     "benchmarks/estimators.py --processes: medians of the first runs, the fastest run of all, the largest peak."
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "estimators.py"
-    spec = importlib.util.spec_from_file_location("bench_estimators", path)
-    b = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(b)
+    b = _estimator_benchmark()
     fits = [dict(estimator="GMKL", data="synthetic", m=1000, fit_s=f, fit_best_s=f - 0.1, fit_repeats=3, predict_s=0.01,
                  ref_s=0.01, peak_mib=p, score=0.9, ref_score=0.9, warnings=[]) for f, p in ((1.1, 200), (0.3, 210), (0.35, 205))]
     row = b._pooled(fits, "fit")
