@@ -502,6 +502,8 @@ def main():
     ap.add_argument("--floors-only", action="store_true", help="re-measure the floors of the stored rows selected by "
                     "--sizes, --only and --data, and nothing else")
     args = ap.parse_args()
+    if args.processes < 1:
+        ap.error(f"--processes must be at least 1; got {args.processes}")
     names = args.only or list(ESTIMATORS)
     out = Path(args.out)
     store = out.with_suffix(".json")

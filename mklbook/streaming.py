@@ -475,8 +475,8 @@ def fit(self: StreamedAlignMKL,
     self._validate_params()
     self.streamed_ = None
     m = _num_samples(X)
-    ram = _physical_memory()
-    if self.memory_budget is None and ram is not None and 8.0 * m * m > ram:   # refused before a pass it cannot use
+    ram = _physical_memory() if self.memory_budget is None else None
+    if ram is not None and 8.0 * m * m > ram:           # never switching: refused before a pass it cannot use
         raise MemoryError(f"{type(self).__name__}(memory_budget=None) on {m} points: the second stage forms the m x m "
                           f"combined kernel, {8.0 * m * m / 2**30:.1f} GiB, more than this machine's "
                           f"{ram / 2**30:.1f} GiB of memory. Leave memory_budget at its default (a low-rank second "
