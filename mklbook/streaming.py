@@ -480,7 +480,8 @@ def fit(self: StreamedAlignMKL,
         raise MemoryError(f"{type(self).__name__}(memory_budget=None) on {m} points: the second stage forms the m x m "
                           f"combined kernel, {8.0 * m * m / 2**30:.1f} GiB, more than this machine's "
                           f"{ram / 2**30:.1f} GiB of memory. Leave memory_budget at its default (a low-rank second "
-                          "stage past 4 GiB, the same exact weights) or set it to the bytes you can spare.")
+                          f"stage past {_COMBINED_BUDGET / 2**30:g} GiB, the same exact weights) or set it to the "
+                          "bytes you can spare.")
     if self.memory_budget is None or 8.0 * m * m <= self.memory_budget:
         self.low_rank_ = None
         return CombinedKernelModel.fit(self, X, y)
